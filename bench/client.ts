@@ -1,0 +1,115 @@
+/**
+ * Minimal HTTP client of the benchmark: plain global `fetch` (undici, keep-alive connection pool) for JSON
+ * calls and an SSE reader that timestamps the first complete event and the end of the stream. The very same
+ * code path is used against Hangar and against the peer, so client overhead is identical for both.
+ */
+
+/** Per-request safety timeout, so that no scenario can hang the run. */
+const REQUEST_TIMEOUT_MS = 30_000;
+
+export class HttpError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** POSTs a JSON body and returns the parsed JSON answer; throws on non-2xx. */
+export async function postJson<T = any>(url: string, body: unknown): Promise<T> {
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  const text = await res.text();
+  if (!res.ok) throw new HttpError(res.status, `POST ${url} -> ${res.status}: ${text.slice(0, 300)}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+export async function getJson<T = any>(url: string): Promise<T> {
+  const res = await fetch(url, { signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS) });
+  const text = await res.text();
+  if (!res.ok) throw new HttpError(res.status, `GET ${url} -> ${res.status}: ${text.slice(0, 300)}`);
+  return (text ? JSON.parse(text) : null) as T;
+}
+
+export interface SseEvent {
+  event: string;
+  data: string;
+}
+
+export interface StreamTiming {
+  /** ms from just before `fetch` until the first complete SSE event was received. */
+  firstEventMs: number;
+  /** ms from just before `fetch` until the body was fully read. */
+  totalMs: number;
+  events: SseEvent[];
+}
+
+/** POSTs a JSON body to an SSE endpoint and reads the whole stream, timing the first event and the end. */
+export async function postSse(url: string, body: unknown): Promise<StreamTiming> {
+  const t0 = performance.now();
+  const res = await fetch(url, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify(body),
+    signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
+  });
+  if (!res.ok || !res.body) {
+    const text = await res.text();
+    throw new HttpError(res.status, `POST ${url} -> ${res.status}: ${text.slice(0, 300)}`);
+  }
+  const decoder = new TextDecoder();
+  const events: SseEvent[] = [];
+  let firstEventMs = -1;
+  let buf = "";
+  const reader = res.body.getReader();
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    buf += decoder.decode(value, { stream: true });
+    buf = buf.replace(/\r\n?/g, "\n");
+    let idx: number;
+    while ((idx = buf.indexOf("\n\n")) >= 0) {
+      const block = buf.slice(0, idx);
+      buf = buf.slice(idx + 2);
+      const ev = parseBlock(block);
+      if (!ev) continue; // comment / keep-alive ping only
+      if (firstEventMs < 0) firstEventMs = performance.now() - t0;
+      events.push(ev);
+    }
+  }
+  buf += decoder.decode();
+  const last = parseBlock(buf.replace(/\r\n?/g, "\n").trim());
+  if (last) {
+    if (firstEventMs < 0) firstEventMs = performance.now() - t0;
+    events.push(last);
+  }
+  const totalMs = performance.now() - t0;
+  if (firstEventMs < 0) throw new Error(`POST ${url}: stream ended without any event`);
+  return { firstEventMs, totalMs, events };
+}
+
+function parseBlock(block: string): SseEvent | undefined {
+  let event = "";
+  const data: string[] = [];
+  let any = false;
+  for (const line of block.split("\n")) {
+    if (!line || line.startsWith(":")) continue;
+    const colon = line.indexOf(":");
+    const field = colon < 0 ? line : line.slice(0, colon);
+    let value = colon < 0 ? "" : line.slice(colon + 1);
+    if (value.startsWith(" ")) value = value.slice(1);
+    if (field === "event") {
+      event = value;
+      any = true;
+    } else if (field === "data") {
+      data.push(value);
+      any = true;
+    }
+  }
+  return any ? { event: event || "message", data: data.join("\n") } : undefined;
+}

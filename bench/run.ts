@@ -1,0 +1,422 @@
+/**
+ * Hangar benchmark (`npm run bench`): runs the same HTTP scenarios against Hangar and against the official
+ * LangGraph dev server (`@langchain/langgraph-cli dev`, "peer") on the same example graph, one server at a
+ * time, at concurrency 1 and 16; prints p50/p95 latency, throughput and the Hangar/peer ratios, plus an
+ * in-process `graph.invoke` baseline, and writes everything as JSON to bench/results/<timestamp>.json.
+ *
+ *   npm run bench -- [--only create-thread,run-wait,...] [--quick] [--target hangar|peer|both]
+ *
+ * Scenarios: create-thread, run-wait, stream-thread, stream-stateless, history, search, baseline.
+ * Each level: warmup (not recorded), then up to N operations or a time budget, whichever comes first.
+ */
+import { mkdirSync, writeFileSync } from "node:fs";
+import { availableParallelism, cpus, loadavg } from "node:os";
+import { join, relative } from "node:path";
+import { parseArgs } from "node:util";
+import { getJson } from "./client.ts";
+import { runLevel, type LevelResult } from "./measure.ts";
+import { baselineOp, loadBaseline } from "./baseline.ts";
+import { SERVER_SCENARIOS, type Scenario, type ScenarioContext } from "./scenarios.ts";
+import {
+  installCleanupHandlers,
+  RESULTS_DIR,
+  ROOT,
+  startHangar,
+  startPeer,
+  type BenchServer,
+  type TargetName,
+} from "./servers.ts";
+
+const CONCURRENCY = [1, 16];
+
+interface Profile {
+  warmup: number;
+  n: number;
+  maxMs: number;
+  minSamples: number;
+  hardMaxMs: number;
+  warmupMaxMs: number;
+  searchThreads: number;
+}
+
+const PROFILES: Record<"full" | "quick", Profile> = {
+  full: {
+    warmup: 20,
+    n: 200,
+    maxMs: 5_000,
+    minSamples: 20,
+    hardMaxMs: 15_000,
+    warmupMaxMs: 2_000,
+    searchThreads: 10_000,
+  },
+  quick: {
+    warmup: 5,
+    n: 50,
+    maxMs: 2_000,
+    minSamples: 8,
+    hardMaxMs: 5_000,
+    warmupMaxMs: 1_000,
+    searchThreads: 1_000,
+  },
+};
+
+const USAGE = `Usage: npm run bench -- [options]
+
+  --only <ids>      comma-separated scenarios (default: all):
+                    ${[...SERVER_SCENARIOS.map((s) => s.id), "baseline"].join(", ")}
+  --quick           smaller runs (N=${PROFILES.quick.n}, ${PROFILES.quick.searchThreads} search threads)
+  --target <t>      hangar | peer | both (default: both)
+  -h, --help        this help
+`;
+
+interface Row {
+  target: TargetName | "in-process";
+  scenario: string;
+  metric: string;
+  concurrency: number;
+  count: number;
+  errors: number;
+  firstError?: string;
+  wallMs: number;
+  throughput: number;
+  p50: number;
+  p95: number;
+  mean: number;
+  min: number;
+  max: number;
+}
+
+interface TargetInfo {
+  url?: string;
+  startupMs?: number;
+  log?: string;
+  info?: unknown;
+  error?: string;
+  setupMs: Record<string, number>;
+  setupErrors: Record<string, string>;
+}
+
+function parseCli() {
+  const { values } = parseArgs({
+    options: {
+      only: { type: "string" },
+      quick: { type: "boolean", default: false },
+      target: { type: "string", default: "both" },
+      help: { type: "boolean", short: "h", default: false },
+    },
+    allowPositionals: false,
+  });
+  if (values.help) {
+    process.stdout.write(USAGE);
+    process.exit(0);
+  }
+  const known = [...SERVER_SCENARIOS.map((s) => s.id), "baseline"];
+  const only = values.only
+    ? values.only
+        .split(",")
+        .map((s) => s.trim())
+        .filter(Boolean)
+    : known;
+  const unknown = only.filter((s) => !known.includes(s));
+  if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(", ")}\n\n${USAGE}`);
+  const target = values.target;
+  if (target !== "hangar" && target !== "peer" && target !== "both") {
+    throw new Error(`--target must be hangar, peer or both (got ${target})\n\n${USAGE}`);
+  }
+  const targets: TargetName[] = target === "both" ? ["hangar", "peer"] : [target];
+  return { only, quick: values.quick, targets };
+}
+
+const log = (msg: string) => process.stderr.write(`${msg}\n`);
+
+function toRows(target: Row["target"], scenario: string, level: LevelResult, metrics: string[]): Row[] {
+  return metrics.map((metric) => {
+    const m = level.metrics[metric];
+    return {
+      target,
+      scenario,
+      metric,
+      concurrency: level.concurrency,
+      count: level.count,
+      errors: level.errors,
+      firstError: level.firstError,
+      wallMs: level.wallMs,
+      throughput: level.throughput,
+      p50: m?.p50 ?? NaN,
+      p95: m?.p95 ?? NaN,
+      mean: m?.mean ?? NaN,
+      min: m?.min ?? NaN,
+      max: m?.max ?? NaN,
+    };
+  });
+}
+
+function describe(level: LevelResult, metrics: string[]): string {
+  const parts = metrics.map((k) => {
+    const m = level.metrics[k];
+    return m ? `${k} p50 ${fmtMs(m.p50)} p95 ${fmtMs(m.p95)}` : `${k} -`;
+  });
+  const err = level.errors ? `  ERRORS ${level.errors}: ${level.firstError}` : "";
+  return `${parts.join(", ")}  ${fmtRate(level.throughput)} req/s (n=${level.count})${err}`;
+}
+
+async function benchTarget(
+  name: TargetName,
+  scenarios: Scenario[],
+  profile: Profile,
+  stamp: string,
+  rows: Row[],
+): Promise<TargetInfo> {
+  const info: TargetInfo = { setupMs: {}, setupErrors: {} };
+  log(`\n== ${name}: starting server...`);
+  let server: BenchServer;
+  try {
+    server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
+  } catch (err) {
+    info.error = (err as Error).message;
+    log(`== ${name}: FAILED TO START\n${info.error}`);
+    return info;
+  }
+  info.url = server.url;
+  info.startupMs = Math.round(server.startupMs);
+  info.log = relative(ROOT, server.logFile);
+  log(`== ${name}: ${server.url} (pid ${server.pid}, ready in ${info.startupMs} ms, log ${info.log})`);
+  try {
+    info.info = await getJson(`${server.url}/info`).catch((err) => ({ error: (err as Error).message }));
+    const ctx: ScenarioContext = { url: server.url, searchThreads: profile.searchThreads };
+    for (const scenario of scenarios) {
+      let state: unknown;
+      if (scenario.setup) {
+        const t0 = performance.now();
+        try {
+          state = await scenario.setup(ctx);
+        } catch (err) {
+          info.setupErrors[scenario.id] = (err as Error).message;
+          log(`  ${scenario.id}: SETUP FAILED: ${(err as Error).message}`);
+          continue;
+        }
+        info.setupMs[scenario.id] = Math.round(performance.now() - t0);
+        log(`  ${scenario.id}: setup ${info.setupMs[scenario.id]} ms`);
+      }
+      for (const concurrency of CONCURRENCY) {
+        const level = await runLevel({
+          concurrency,
+          warmup: profile.warmup,
+          n: profile.n,
+          maxMs: profile.maxMs,
+          minSamples: profile.minSamples,
+          hardMaxMs: profile.hardMaxMs,
+          warmupMaxMs: profile.warmupMaxMs,
+          prepare: scenario.prepare ? (count) => scenario.prepare!(ctx, state, count) : undefined,
+          op: (input) => scenario.op(ctx, state, input),
+        });
+        rows.push(...toRows(name, scenario.id, level, scenario.metrics));
+        log(`  ${scenario.id} c=${concurrency}: ${describe(level, scenario.metrics)}`);
+      }
+    }
+  } finally {
+    log(`== ${name}: stopping pid ${server.pid}`);
+    await server.stop();
+  }
+  return info;
+}
+
+async function benchBaseline(profile: Profile, rows: Row[]): Promise<string | undefined> {
+  log(`\n== in-process baseline (graph.invoke + MemorySaver)`);
+  try {
+    await loadBaseline();
+  } catch (err) {
+    log(`  baseline: FAILED TO LOAD: ${(err as Error).message}`);
+    return (err as Error).message;
+  }
+  for (const concurrency of CONCURRENCY) {
+    const level = await runLevel({
+      concurrency,
+      warmup: profile.warmup,
+      n: profile.n,
+      maxMs: profile.maxMs,
+      minSamples: profile.minSamples,
+      hardMaxMs: profile.hardMaxMs,
+      warmupMaxMs: profile.warmupMaxMs,
+      op: () => baselineOp(),
+    });
+    rows.push(...toRows("in-process", "baseline", level, ["latency"]));
+    log(`  baseline c=${concurrency}: ${describe(level, ["latency"])}`);
+  }
+  return undefined;
+}
+
+// ---------- formatting ----------
+
+function fmtMs(v: number): string {
+  if (!Number.isFinite(v)) return "-";
+  if (v < 10) return v.toFixed(2);
+  if (v < 100) return v.toFixed(1);
+  return v.toFixed(0);
+}
+
+function fmtRate(v: number): string {
+  if (!Number.isFinite(v) || v === 0) return "-";
+  return v < 100 ? v.toFixed(1) : v.toFixed(0);
+}
+
+function fmtRatio(a: number, b: number): string {
+  if (!Number.isFinite(a) || !Number.isFinite(b) || b === 0 || a === 0) return "-";
+  return `${(a / b).toFixed(2)}x`;
+}
+
+function table(header: string[], body: string[][], rightAlign: (col: number) => boolean): string {
+  const widths = header.map((h, i) => Math.max(h.length, ...body.map((r) => (r[i] ?? "").length)));
+  const line = (cells: string[]) =>
+    cells.map((c, i) => (rightAlign(i) ? c.padStart(widths[i]) : c.padEnd(widths[i]))).join("  ");
+  return [line(header), widths.map((w) => "-".repeat(w)).join("  "), ...body.map(line)].join("\n");
+}
+
+function renderReport(rows: Row[], scenarios: Scenario[], targets: TargetName[]): string {
+  const find = (t: Row["target"], s: string, m: string, c: number) =>
+    rows.find((r) => r.target === t && r.scenario === s && r.metric === m && r.concurrency === c);
+  const out: string[] = [];
+  const header = ["scenario", "metric", "c"];
+  for (const t of targets) header.push(`${t} p50`, `${t} p95`, `${t} req/s`);
+  const both = targets.length === 2;
+  if (both) header.push("p50 h/p", "p95 h/p", "req/s h/p");
+  const body: string[][] = [];
+  for (const s of scenarios) {
+    for (const c of CONCURRENCY) {
+      s.metrics.forEach((metric, mi) => {
+        const lastMetric = mi === s.metrics.length - 1;
+        const cells = [mi === 0 ? s.id : "", metric, String(c)];
+        const found = targets.map((t) => find(t, s.id, metric, c));
+        for (const r of found) {
+          if (!r) cells.push("-", "-", "-");
+          else {
+            const err = r.errors ? ` !${r.errors}err` : "";
+            cells.push(fmtMs(r.p50), fmtMs(r.p95), (lastMetric ? fmtRate(r.throughput) : "") + err);
+          }
+        }
+        if (both) {
+          const [h, p] = found;
+          cells.push(
+            fmtRatio(h?.p50 ?? NaN, p?.p50 ?? NaN),
+            fmtRatio(h?.p95 ?? NaN, p?.p95 ?? NaN),
+            lastMetric ? fmtRatio(h?.throughput ?? NaN, p?.throughput ?? NaN) : "",
+          );
+        }
+        body.push(cells);
+      });
+    }
+  }
+  if (body.length) {
+    out.push("Latency in ms, throughput in completed requests/s.");
+    if (both) {
+      out.push("h/p = Hangar / peer: latency ratio < 1 and req/s ratio > 1 mean Hangar is faster.");
+    }
+    out.push("");
+    out.push(table(header, body, (i) => i >= 2));
+  }
+  const base = CONCURRENCY.map((c) => find("in-process", "baseline", "latency", c));
+  if (base.some(Boolean)) {
+    out.push("");
+    out.push("Reference: in-process chat graph.invoke with MemorySaver (no server, same input as run-wait)");
+    for (const b of base) {
+      if (!b) continue;
+      const dist = targets
+        .map((t) => {
+          const r = find(t, "run-wait", "latency", b.concurrency);
+          return r && Number.isFinite(r.p50)
+            ? `${t} run-wait p50 +${fmtMs(r.p50 - b.p50)} ms (${fmtRatio(r.p50, b.p50)})`
+            : undefined;
+        })
+        .filter(Boolean)
+        .join(", ");
+      out.push(
+        `  c=${String(b.concurrency).padEnd(2)}  p50 ${fmtMs(b.p50)} ms  p95 ${fmtMs(b.p95)} ms  ` +
+          `${fmtRate(b.throughput)} req/s${dist ? `   vs ${dist}` : ""}`,
+      );
+    }
+  }
+  const errs = rows.filter((r) => r.errors > 0 && r.firstError);
+  const seen = new Set<string>();
+  for (const r of errs) {
+    const key = `${r.target}/${r.scenario}/${r.concurrency}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(`! ${key}: ${r.errors} error(s), first: ${r.firstError}`);
+  }
+  return out.join("\n");
+}
+
+// ---------- main ----------
+
+async function main(): Promise<number> {
+  const { only, quick, targets } = parseCli();
+  installCleanupHandlers();
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const profile = quick ? PROFILES.quick : PROFILES.full;
+  const stamp = new Date().toISOString().replace(/[:.]/g, "-");
+  const scenarios = SERVER_SCENARIOS.filter((s) => only.includes(s.id));
+  const rows: Row[] = [];
+  const started = Date.now();
+  log(
+    `Hangar bench: ${quick ? "quick" : "full"} profile (warmup ${profile.warmup}, N=${profile.n} or ` +
+      `${profile.maxMs / 1000} s, concurrency ${CONCURRENCY.join(" & ")}), targets ${targets.join(", ")}, ` +
+      `scenarios ${only.join(", ")}`,
+  );
+
+  let baselineError: string | undefined;
+  if (only.includes("baseline")) baselineError = await benchBaseline(profile, rows);
+  const targetInfo: Partial<Record<TargetName, TargetInfo>> = {};
+  for (const t of targets) {
+    if (scenarios.length === 0) break;
+    targetInfo[t] = await benchTarget(t, scenarios, profile, stamp, rows);
+  }
+
+  const report = renderReport(rows, scenarios, targets);
+  process.stdout.write(`\n${report}\n`);
+  const failures = Object.entries(targetInfo).filter(
+    ([, i]) => i?.error || Object.keys(i?.setupErrors ?? {}).length,
+  );
+  for (const [t, i] of failures) {
+    if (i?.error) process.stdout.write(`! ${t}: failed to start (see stderr / ${i.log ?? "log"})\n`);
+    for (const [s, e] of Object.entries(i?.setupErrors ?? {}))
+      process.stdout.write(`! ${t}/${s} setup: ${e}\n`);
+  }
+
+  const file = join(RESULTS_DIR, `${stamp}.json`);
+  const totalMs = Date.now() - started;
+  writeFileSync(
+    file,
+    JSON.stringify(
+      {
+        startedAt: new Date(started).toISOString(),
+        durationMs: totalMs,
+        profile: { name: quick ? "quick" : "full", ...profile, concurrency: CONCURRENCY },
+        scenarios: only,
+        targets,
+        host: {
+          node: process.version,
+          platform: process.platform,
+          cpus: availableParallelism(),
+          cpuModel: cpus()[0]?.model,
+          loadavg: loadavg(),
+        },
+        targetInfo,
+        baselineError,
+        results: rows,
+      },
+      null,
+      2,
+    ),
+  );
+  process.stdout.write(`\nJSON: ${relative(ROOT, file)}   (total ${(totalMs / 1000).toFixed(0)} s)\n`);
+  const bad = failures.length > 0 || rows.some((r) => r.errors > 0) || baselineError !== undefined;
+  return bad ? 1 : 0;
+}
+
+main().then(
+  (code) => process.exit(code),
+  (err) => {
+    process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
+    process.exit(1);
+  },
+);

@@ -1,0 +1,212 @@
+/**
+ * Benchmark scenarios, written once against the Agent Server HTTP API and run unchanged against Hangar and
+ * the peer: create thread, run-wait, streamed run on a thread, stateless streamed run, history of a thread
+ * with >= 50 checkpoints, and metadata-filtered thread search over many threads. Each scenario has an
+ * untimed setup (once per server), an optional untimed per-operation `prepare`, and a timed `op` that also
+ * checks the answer, so a fast-but-wrong server counts errors instead of winning.
+ */
+import { mapConcurrent } from "./measure.ts";
+import { postJson, postSse, type StreamTiming } from "./client.ts";
+
+export const GRAPH_ID = "chat";
+export const INPUT = { messages: [{ role: "user", content: "hi" }] };
+export const STREAM_MODE = ["values", "messages-tuple"];
+
+/** Setup concurrency for untimed bulk work (thread pools, the 10,000 search threads). */
+const SETUP_CONCURRENCY = 32;
+
+export interface ScenarioContext {
+  url: string;
+  /** Threads created for the search scenario. */
+  searchThreads: number;
+}
+
+export interface Scenario<S = any, T = any> {
+  id: string;
+  title: string;
+  /** Timed metrics, in display order; the first one is the headline latency. */
+  metrics: string[];
+  /** Untimed, once per server; returns state shared by both concurrency levels. */
+  setup?: (ctx: ScenarioContext) => Promise<S>;
+  /** Untimed, per level: `count` inputs for `op`. */
+  prepare?: (ctx: ScenarioContext, state: S, count: number) => Promise<T[]>;
+  op: (ctx: ScenarioContext, state: S, input: T) => Promise<Record<string, number>>;
+}
+
+interface Thread {
+  thread_id: string;
+  metadata?: Record<string, unknown>;
+}
+
+async function createThread(url: string, metadata?: Record<string, unknown>): Promise<Thread> {
+  const thread = await postJson<Thread>(`${url}/threads`, metadata ? { metadata } : {});
+  if (!thread || typeof thread.thread_id !== "string") {
+    throw new Error(`POST /threads: no thread_id in ${JSON.stringify(thread).slice(0, 200)}`);
+  }
+  return thread;
+}
+
+function freshThreads(ctx: ScenarioContext, count: number): Promise<string[]> {
+  return mapConcurrent(
+    Array.from({ length: count }, (_, i) => i),
+    SETUP_CONCURRENCY,
+    async () => (await createThread(ctx.url)).thread_id,
+  );
+}
+
+/** Checks a run's final values: the human input and an AI answer. */
+function checkValues(values: any, what: string): void {
+  const msgs = values?.messages;
+  const last = Array.isArray(msgs) ? msgs[msgs.length - 1] : undefined;
+  if (!last || (last.type !== "ai" && last.type !== "AIMessage" && last.role !== "assistant")) {
+    throw new Error(
+      `${what}: expected final messages ending with an AI message, got ${JSON.stringify(values).slice(0, 300)}`,
+    );
+  }
+}
+
+/** Checks a streamed run: values and messages events, no error event; returns the timings. */
+function checkStream(s: StreamTiming, what: string): Record<string, number> {
+  const error = s.events.find((e) => e.event === "error");
+  if (error) throw new Error(`${what}: error event ${error.data.slice(0, 300)}`);
+  const names = new Set(s.events.map((e) => e.event.split("|")[0]));
+  if (!names.has("values") || !names.has("messages")) {
+    throw new Error(`${what}: expected values and messages events, got [${[...names].join(", ")}]`);
+  }
+  const lastValues = [...s.events].reverse().find((e) => e.event === "values");
+  checkValues(JSON.parse(lastValues!.data), what);
+  return { ttfe: s.firstEventMs, total: s.totalMs };
+}
+
+async function runWait(url: string, threadId: string): Promise<any> {
+  return postJson(`${url}/threads/${threadId}/runs/wait`, { assistant_id: GRAPH_ID, input: INPUT });
+}
+
+export const createThreadScenario: Scenario<void, void> = {
+  id: "create-thread",
+  title: "create thread (POST /threads)",
+  metrics: ["latency"],
+  async op(ctx) {
+    const t0 = performance.now();
+    await createThread(ctx.url);
+    return { latency: performance.now() - t0 };
+  },
+};
+
+export const runWaitScenario: Scenario<void, string> = {
+  id: "run-wait",
+  title: "run-wait on a new thread (POST /threads/{id}/runs/wait)",
+  metrics: ["latency"],
+  prepare: (ctx, _s, count) => freshThreads(ctx, count),
+  async op(ctx, _s, threadId) {
+    const t0 = performance.now();
+    const values = await runWait(ctx.url, threadId);
+    const latency = performance.now() - t0;
+    checkValues(values, "runs/wait");
+    return { latency };
+  },
+};
+
+export const streamThreadScenario: Scenario<void, string> = {
+  id: "stream-thread",
+  title: "streamed run on a thread (POST /threads/{id}/runs/stream)",
+  metrics: ["ttfe", "total"],
+  prepare: (ctx, _s, count) => freshThreads(ctx, count),
+  async op(ctx, _s, threadId) {
+    const s = await postSse(`${ctx.url}/threads/${threadId}/runs/stream`, {
+      assistant_id: GRAPH_ID,
+      input: INPUT,
+      stream_mode: STREAM_MODE,
+    });
+    return checkStream(s, "threads/runs/stream");
+  },
+};
+
+export const streamStatelessScenario: Scenario<void, void> = {
+  id: "stream-stateless",
+  title: "stateless streamed run (POST /runs/stream)",
+  metrics: ["ttfe", "total"],
+  async op(ctx) {
+    const s = await postSse(`${ctx.url}/runs/stream`, {
+      assistant_id: GRAPH_ID,
+      input: INPUT,
+      stream_mode: STREAM_MODE,
+    });
+    return checkStream(s, "runs/stream");
+  },
+};
+
+const HISTORY_LIMIT = 50;
+
+export const historyScenario: Scenario<string, void> = {
+  id: "history",
+  title: `history, limit ${HISTORY_LIMIT}, of a thread with >= ${HISTORY_LIMIT} checkpoints`,
+  metrics: ["latency"],
+  async setup(ctx) {
+    // Every run-wait on the chat graph adds 3 checkpoints (input, __start__, agent); run until >= 50.
+    const { thread_id } = await createThread(ctx.url);
+    for (let runs = 0; runs < 40; runs++) {
+      checkValues(await runWait(ctx.url, thread_id), "history setup runs/wait");
+      if (runs >= 16) {
+        const all = await postJson<unknown[]>(`${ctx.url}/threads/${thread_id}/history`, { limit: 100 });
+        if (all.length >= HISTORY_LIMIT) return thread_id;
+      }
+    }
+    throw new Error(`history setup: thread has fewer than ${HISTORY_LIMIT} checkpoints after 40 runs`);
+  },
+  async op(ctx, threadId) {
+    const t0 = performance.now();
+    const states = await postJson<unknown[]>(`${ctx.url}/threads/${threadId}/history`, {
+      limit: HISTORY_LIMIT,
+    });
+    const latency = performance.now() - t0;
+    if (!Array.isArray(states) || states.length !== HISTORY_LIMIT) {
+      throw new Error(
+        `history: expected ${HISTORY_LIMIT} states, got ${Array.isArray(states) ? states.length : typeof states}`,
+      );
+    }
+    return { latency };
+  },
+};
+
+const SEARCH_GROUP = 7;
+const SEARCH_LIMIT = 10;
+
+export const searchScenario: Scenario<void, void> = {
+  id: "search",
+  title: `thread search, metadata filter, limit ${SEARCH_LIMIT}`,
+  metrics: ["latency"],
+  async setup(ctx) {
+    await mapConcurrent(
+      Array.from({ length: ctx.searchThreads }, (_, i) => i),
+      SETUP_CONCURRENCY,
+      (i) => createThread(ctx.url, { bench_group: i % 100, tenant: "bench" }),
+    );
+  },
+  async op(ctx) {
+    const t0 = performance.now();
+    const threads = await postJson<Thread[]>(`${ctx.url}/threads/search`, {
+      metadata: { bench_group: SEARCH_GROUP },
+      limit: SEARCH_LIMIT,
+    });
+    const latency = performance.now() - t0;
+    const expected = Math.min(SEARCH_LIMIT, Math.ceil(ctx.searchThreads / 100));
+    if (!Array.isArray(threads) || threads.length !== expected) {
+      throw new Error(
+        `search: expected ${expected} threads, got ${Array.isArray(threads) ? threads.length : typeof threads}`,
+      );
+    }
+    const wrong = threads.find((t) => t.metadata?.bench_group !== SEARCH_GROUP);
+    if (wrong) throw new Error(`search: thread ${wrong.thread_id} does not match the filter`);
+    return { latency };
+  },
+};
+
+export const SERVER_SCENARIOS: Scenario[] = [
+  createThreadScenario,
+  runWaitScenario,
+  streamThreadScenario,
+  streamStatelessScenario,
+  historyScenario,
+  searchScenario,
+];

@@ -1,0 +1,323 @@
+/**
+ * Benchmark servers: starts Hangar (`hangar dev`) and the official peer dev server (`langgraphjs dev` from
+ * `@langchain/langgraph-cli`) as detached child processes on free loopback ports, and stops each of them by
+ * its own process group (the pid we spawned), also on error, SIGINT and SIGTERM.
+ *
+ * The peer runs against a temporary copy of `examples/` (so its `.langgraph_api` data dir and the `.gitignore`
+ * it edits stay out of the repository); a `node_modules` symlink next to the copy makes the graph code resolve
+ * the very same packages as the repository (Node follows the symlink to the real path).
+ */
+import { spawn, type ChildProcess } from "node:child_process";
+import {
+  cpSync,
+  createWriteStream,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
+import { createServer } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
+export const RESULTS_DIR = join(ROOT, "bench/results");
+export const EXAMPLES_DIR = join(ROOT, "examples");
+
+export type TargetName = "hangar" | "peer";
+
+export interface BenchServer {
+  name: TargetName;
+  url: string;
+  pid: number;
+  logFile: string;
+  /** Wall time from spawn to "ready", in ms. */
+  startupMs: number;
+  /** Stops the process group (SIGTERM, then SIGKILL after a grace period) and removes temp dirs. */
+  stop: () => Promise<void>;
+}
+
+interface Live {
+  proc: ChildProcess;
+  dirs: string[];
+}
+
+/** Every process group we started and have not stopped yet, for the emergency handlers. */
+const live = new Set<Live>();
+
+function groupAlive(pid: number): boolean {
+  try {
+    process.kill(-pid, 0);
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+function signalGroup(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(-pid, signal);
+  } catch {
+    // already gone
+  }
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+async function stopLive(entry: Live): Promise<void> {
+  if (!live.has(entry)) return;
+  const pid = entry.proc.pid!;
+  signalGroup(pid, "SIGTERM");
+  const deadline = Date.now() + 5_000;
+  while (groupAlive(pid) && Date.now() < deadline) await sleep(100);
+  if (groupAlive(pid)) {
+    signalGroup(pid, "SIGKILL");
+    const killDeadline = Date.now() + 2_000;
+    while (groupAlive(pid) && Date.now() < killDeadline) await sleep(50);
+  }
+  live.delete(entry);
+  for (const dir of entry.dirs) rmSync(dir, { recursive: true, force: true });
+}
+
+/** Synchronous last resort (process "exit"): SIGKILL whatever is still running and drop temp dirs. */
+function killAllSync(): void {
+  for (const entry of live) {
+    signalGroup(entry.proc.pid!, "SIGKILL");
+    for (const dir of entry.dirs) rmSync(dir, { recursive: true, force: true });
+  }
+  live.clear();
+}
+
+let handlersInstalled = false;
+
+/** Installs SIGINT/SIGTERM/exit handlers that stop every server started here. */
+export function installCleanupHandlers(): void {
+  if (handlersInstalled) return;
+  handlersInstalled = true;
+  const onSignal = (signal: NodeJS.Signals) => {
+    process.stderr.write(`\n${signal}: stopping benchmark servers...\n`);
+    void Promise.all([...live].map(stopLive)).finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+  };
+  process.once("SIGINT", onSignal);
+  process.once("SIGTERM", onSignal);
+  process.once("exit", killAllSync);
+}
+
+/** Asks the kernel for a free loopback port (bind to 0, read, release). */
+export function freePort(): Promise<number> {
+  return new Promise((res, rej) => {
+    const srv = createServer();
+    srv.unref();
+    srv.once("error", rej);
+    srv.listen(0, "127.0.0.1", () => {
+      const addr = srv.address();
+      const port = typeof addr === "object" && addr ? addr.port : 0;
+      srv.close(() => (port ? res(port) : rej(new Error("no port"))));
+    });
+  });
+}
+
+function spawnLogged(
+  cmd: string,
+  args: string[],
+  opts: { cwd: string; env: NodeJS.ProcessEnv; logFile: string; dirs: string[] },
+): { entry: Live; output: () => string } {
+  const proc = spawn(cmd, args, {
+    cwd: opts.cwd,
+    env: opts.env,
+    stdio: ["ignore", "pipe", "pipe"],
+    detached: true, // own process group: we can stop the CLI and every child it spawns by one pid
+  });
+  const entry: Live = { proc, dirs: opts.dirs };
+  live.add(entry);
+  const log = createWriteStream(opts.logFile);
+  let out = "";
+  const onData = (d: Buffer) => {
+    log.write(d);
+    if (out.length < 200_000) out += d.toString();
+  };
+  proc.stdout!.on("data", onData);
+  proc.stderr!.on("data", onData);
+  proc.once("exit", () => log.end());
+  return { entry, output: () => out };
+}
+
+function exitPromise(proc: ChildProcess): Promise<never> {
+  return new Promise((_, rej) =>
+    proc.once("exit", (code, signal) => rej(new Error(`exited early (code ${code}, signal ${signal})`))),
+  );
+}
+
+/** Starts `node bin/hangar.js dev --port 0 ...` and resolves once it prints where it listens. */
+export async function startHangar(stamp: string): Promise<BenchServer> {
+  const dataDir = mkdtempSync(join(tmpdir(), "hangar-bench-data-"));
+  const logFile = join(RESULTS_DIR, `${stamp}-hangar.log`);
+  const env = { ...process.env };
+  delete env.PORT;
+  const t0 = performance.now();
+  const { entry, output } = spawnLogged(
+    process.execPath,
+    [
+      join(ROOT, "bin/hangar.js"),
+      "dev",
+      "--config",
+      join(EXAMPLES_DIR, "langgraph.json"),
+      "--port",
+      "0",
+      "--host",
+      "127.0.0.1",
+      "--data-dir",
+      dataDir,
+      "--no-reload",
+    ],
+    { cwd: ROOT, env, logFile, dirs: [dataDir] },
+  );
+  try {
+    const url = await Promise.race([
+      exitPromise(entry.proc),
+      (async () => {
+        const deadline = Date.now() + 60_000;
+        while (Date.now() < deadline) {
+          const m = /listening on (http:\/\/[^\s]+)/.exec(output());
+          if (m) return m[1].replace(/\/+$/, "");
+          await sleep(50);
+        }
+        throw new Error("timed out after 60 s waiting for 'listening on'");
+      })(),
+    ]);
+    await waitOk(url, 30_000);
+    return {
+      name: "hangar",
+      url,
+      pid: entry.proc.pid!,
+      logFile,
+      startupMs: performance.now() - t0,
+      stop: () => stopLive(entry),
+    };
+  } catch (err) {
+    await stopLive(entry);
+    throw new Error(`hangar failed to start: ${(err as Error).message}\n--- log tail ---\n${tail(output())}`);
+  }
+}
+
+/** Path of the `langgraphjs` CLI entry, read from the package's "bin" field. */
+export function peerCliEntry(): string {
+  const pkgDir = join(ROOT, "node_modules/@langchain/langgraph-cli");
+  const pkg = JSON.parse(readFileSync(join(pkgDir, "package.json"), "utf-8")) as {
+    bin: string | Record<string, string>;
+  };
+  const bin = typeof pkg.bin === "string" ? pkg.bin : (pkg.bin.langgraphjs ?? Object.values(pkg.bin)[0]);
+  return join(pkgDir, bin);
+}
+
+/** Copies examples/ into a temp dir and starts the official dev server on it. Retries on port clashes. */
+export async function startPeer(stamp: string): Promise<BenchServer> {
+  let lastErr: Error | undefined;
+  for (let attempt = 1; attempt <= 3; attempt++) {
+    try {
+      return await startPeerOnce(stamp, attempt);
+    } catch (err) {
+      lastErr = err as Error;
+      if (!/EADDRINUSE/.test(lastErr.message)) break;
+    }
+  }
+  throw lastErr;
+}
+
+async function startPeerOnce(stamp: string, attempt: number): Promise<BenchServer> {
+  const base = mkdtempSync(join(tmpdir(), "hangar-bench-peer-"));
+  const project = join(base, "examples");
+  cpSync(EXAMPLES_DIR, project, {
+    recursive: true,
+    filter: (src) => !/[\\/](\.langgraph_api|\.hangar|node_modules)$/.test(src),
+  });
+  symlinkSync(join(ROOT, "node_modules"), join(base, "node_modules"), "dir");
+  // The CLI appends `.langgraph_api` to the project's .gitignore if missing; keep it quiet (it is a copy).
+  writeFileSync(join(project, ".gitignore"), ".langgraph_api\n");
+  const port = await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const logFile = join(RESULTS_DIR, `${stamp}-peer${attempt > 1 ? `-${attempt}` : ""}.log`);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    LANGGRAPH_CLI_NO_ANALYTICS: "1",
+    BROWSER: "none",
+    LANGSMITH_TRACING: "false",
+    LANGCHAIN_TRACING_V2: "false",
+  };
+  delete env.PORT;
+  const t0 = performance.now();
+  const { entry, output } = spawnLogged(
+    process.execPath,
+    [
+      peerCliEntry(),
+      "dev",
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--config",
+      join(project, "langgraph.json"),
+      "--no-browser",
+      "--no-reload",
+    ],
+    { cwd: project, env, logFile, dirs: [base] },
+  );
+  try {
+    await Promise.race([
+      exitPromise(entry.proc),
+      (async () => {
+        const deadline = Date.now() + 90_000;
+        while (Date.now() < deadline) {
+          const out = output();
+          if (/EADDRINUSE/.test(out)) throw new Error(`port ${port} taken (EADDRINUSE)`);
+          if (/Failed to launch server/.test(out)) throw new Error("CLI reported 'Failed to launch server'");
+          // Only trust /ok once *our* server says it is up: another process could own a freed port.
+          if (/Server running at/.test(out) && (await ok(url))) return;
+          await sleep(200);
+        }
+        throw new Error("timed out after 90 s waiting for 'Server running at' and GET /ok");
+      })(),
+    ]);
+    return {
+      name: "peer",
+      url,
+      pid: entry.proc.pid!,
+      logFile,
+      startupMs: performance.now() - t0,
+      stop: () => stopLive(entry),
+    };
+  } catch (err) {
+    await stopLive(entry);
+    throw new Error(`peer failed to start: ${(err as Error).message}\n--- log tail ---\n${tail(output())}`);
+  }
+}
+
+async function ok(url: string): Promise<boolean> {
+  try {
+    const res = await fetch(`${url}/ok`, { signal: AbortSignal.timeout(2_000) });
+    await res.arrayBuffer();
+    return res.ok;
+  } catch {
+    return false;
+  }
+}
+
+async function waitOk(url: string, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (Date.now() < deadline) {
+    if (await ok(url)) return;
+    await sleep(100);
+  }
+  throw new Error(`GET ${url}/ok did not answer within ${timeoutMs} ms`);
+}
+
+function tail(text: string, lines = 30): string {
+  // eslint-disable-next-line no-control-regex
+  return text
+    .replace(/\x1b\[[0-9;]*m/g, "")
+    .split("\n")
+    .slice(-lines)
+    .join("\n");
+}

@@ -1,0 +1,6 @@
+#!/usr/bin/env node
+// Entry point of the `hangar` command: registers the TypeScript loader, then runs the CLI.
+import { register } from "tsx/esm/api";
+
+register();
+await import("../src/cli/main.ts");

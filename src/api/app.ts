@@ -1,0 +1,60 @@
+// Builds the Fastify application of the Agent Server: validation, OpenAPI document, docs page, routes.
+import fastify, { type FastifyInstance } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import {
+  jsonSchemaTransform,
+  serializerCompiler,
+  validatorCompiler,
+  type ZodTypeProvider,
+} from "fastify-type-provider-zod";
+import { assistantRoutes } from "./assistants.js";
+import type { ApiContext } from "./context.js";
+import { installErrorHandler } from "./errors.js";
+import { runRoutes } from "./runs.js";
+import { systemRoutes } from "./system.js";
+import { threadRoutes } from "./threads.js";
+
+export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Promise<FastifyInstance> {
+  const app = fastify({
+    bodyLimit: 50 * 1024 * 1024,
+    forceCloseConnections: true,
+  }).withTypeProvider<ZodTypeProvider>();
+  app.setValidatorCompiler(validatorCompiler);
+  app.setSerializerCompiler(serializerCompiler);
+  installErrorHandler(app, log);
+
+  // An empty JSON body (SDK calls without a payload) is treated as {}.
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (!text) return done(null, {});
+    try {
+      done(null, JSON.parse(text));
+    } catch (e) {
+      const err = e as Error & { statusCode?: number; code?: string };
+      err.statusCode = 422;
+      err.code = "FST_ERR_CTP_INVALID_JSON_BODY";
+      done(err, undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      info: {
+        title: "Hangar Agent Server",
+        version: ctx.version,
+        description: "The LangGraph Agent Server API, served by Hangar",
+      },
+    },
+    transform: jsonSchemaTransform,
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  await app.register(systemRoutes(ctx));
+  await app.register(assistantRoutes(ctx));
+  await app.register(threadRoutes(ctx));
+  await app.register(runRoutes(ctx));
+  return app;
+}

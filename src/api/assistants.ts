@@ -1,0 +1,138 @@
+// Assistant routes: CRUD, versions, search/count, and the graph, schema and subgraph views.
+import { randomUUID } from "node:crypto";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { findAssistant } from "../graphs/assistants.js";
+import { graphSchemas, drawableGraph, subgraphSchemas } from "../graphs/introspect.js";
+import type { Assistant } from "../storage/types.js";
+import type { ApiContext } from "./context.js";
+import { pick } from "./context.js";
+import { conflict, notFound } from "./errors.js";
+import * as S from "./schemas.js";
+
+export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
+  const { storage, graphs } = ctx;
+  const load = async (id: string): Promise<Assistant> => {
+    const a = await findAssistant(storage, id);
+    if (!a) throw notFound(`Assistant "${id}" not found`);
+    return a;
+  };
+  const graphFor = async (a: Assistant) => {
+    if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" is not loaded`);
+    return graphs.get(a.graph_id, { configurable: { ...((a.config.configurable as object) ?? {}) } });
+  };
+
+  return async (app) => {
+    const tags = ["Assistants"];
+    app.post("/assistants", { schema: { tags, body: S.AssistantCreate } }, async (req) => {
+      const b = req.body;
+      if (!graphs.has(b.graph_id)) throw notFound(`Graph "${b.graph_id}" not found`);
+      const id = b.assistant_id ?? randomUUID();
+      const created = await storage.assistants.create({
+        assistant_id: id,
+        graph_id: b.graph_id,
+        config: b.config ?? {},
+        context: b.context ?? {},
+        metadata: b.metadata ?? {},
+        name: b.name ?? "Untitled",
+        description: b.description ?? null,
+      });
+      if (created) return created;
+      if (b.if_exists === "do_nothing") return (await storage.assistants.get(id))!;
+      throw conflict(`Assistant "${id}" already exists`);
+    });
+
+    app.post("/assistants/search", { schema: { tags, body: S.AssistantSearch } }, async (req) => {
+      const rows = await storage.assistants.search(req.body);
+      return rows.map((a) => pick(a, req.body.select));
+    });
+
+    app.post("/assistants/count", { schema: { tags, body: S.AssistantCount } }, async (req) =>
+      storage.assistants.count(req.body),
+    );
+
+    app.get("/assistants/:assistant_id", { schema: { tags, params: S.AssistantIdParams } }, async (req) =>
+      load(req.params.assistant_id),
+    );
+
+    app.patch(
+      "/assistants/:assistant_id",
+      { schema: { tags, params: S.AssistantIdParams, body: S.AssistantPatch } },
+      async (req) => {
+        const a = await load(req.params.assistant_id);
+        if (req.body.graph_id && !graphs.has(req.body.graph_id))
+          throw notFound(`Graph "${req.body.graph_id}" not found`);
+        return (await storage.assistants.patch(a.assistant_id, req.body))!;
+      },
+    );
+
+    app.delete(
+      "/assistants/:assistant_id",
+      { schema: { tags, params: S.AssistantIdParams } },
+      async (req, reply) => {
+        const a = await load(req.params.assistant_id);
+        await storage.assistants.delete(a.assistant_id);
+        return reply.status(204).send();
+      },
+    );
+
+    app.post(
+      "/assistants/:assistant_id/versions",
+      { schema: { tags, params: S.AssistantIdParams, body: S.AssistantVersions } },
+      async (req) => {
+        const a = await load(req.params.assistant_id);
+        return storage.assistants.versions(a.assistant_id, req.body);
+      },
+    );
+
+    app.post(
+      "/assistants/:assistant_id/latest",
+      { schema: { tags, params: S.AssistantIdParams, body: S.AssistantLatest } },
+      async (req) => {
+        const a = await load(req.params.assistant_id);
+        const updated = await storage.assistants.setLatest(a.assistant_id, req.body.version);
+        if (!updated)
+          throw notFound(`Version ${req.body.version} of assistant "${a.assistant_id}" not found`);
+        return updated;
+      },
+    );
+
+    app.get(
+      "/assistants/:assistant_id/graph",
+      { schema: { tags, params: S.AssistantIdParams, querystring: S.GraphQuery } },
+      async (req) => drawableGraph(await graphFor(await load(req.params.assistant_id)), req.query.xray),
+    );
+
+    app.get(
+      "/assistants/:assistant_id/schemas",
+      { schema: { tags, params: S.AssistantIdParams } },
+      async (req) => {
+        const a = await load(req.params.assistant_id);
+        return { graph_id: a.graph_id, ...graphSchemas(await graphFor(a), a.graph_id) };
+      },
+    );
+
+    app.get(
+      "/assistants/:assistant_id/subgraphs",
+      { schema: { tags, params: S.AssistantIdParams, querystring: S.SubgraphQuery } },
+      async (req) =>
+        subgraphSchemas(await graphFor(await load(req.params.assistant_id)), undefined, req.query.recurse),
+    );
+
+    app.get(
+      "/assistants/:assistant_id/subgraphs/:namespace",
+      {
+        schema: {
+          tags,
+          params: S.AssistantIdParams.extend({ namespace: S.AssistantIdParams.shape.assistant_id }),
+          querystring: S.SubgraphQuery,
+        },
+      },
+      async (req) =>
+        subgraphSchemas(
+          await graphFor(await load(req.params.assistant_id)),
+          req.params.namespace,
+          req.query.recurse,
+        ),
+    );
+  };
+}

@@ -1,0 +1,21 @@
+// What every route module receives: storage, graphs, the run manager and thread state service.
+import type { GraphRegistry } from "../graphs/registry.js";
+import type { RunManager } from "../runs/manager.js";
+import type { ThreadStateService } from "../runs/thread-state.js";
+import type { Storage } from "../storage/types.js";
+import type { StreamBroker } from "../streams/channel.js";
+
+export interface ApiContext {
+  storage: Storage;
+  graphs: GraphRegistry;
+  runs: RunManager;
+  threadState: ThreadStateService;
+  broker: StreamBroker;
+  version: string;
+}
+
+/** Keeps only the requested fields of a record (the `select` of search endpoints). */
+export function pick<T extends object>(rec: T, select: string[] | undefined): Partial<T> {
+  if (!select?.length) return rec;
+  return Object.fromEntries(select.filter((k) => k in rec).map((k) => [k, (rec as any)[k]])) as Partial<T>;
+}

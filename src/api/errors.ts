@@ -1,0 +1,56 @@
+// HTTP errors of the Agent Server and the one place that maps every error to a `{detail}` JSON response.
+import type { FastifyError, FastifyInstance } from "fastify";
+import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+
+export class HttpError extends Error {
+  constructor(
+    public status: number,
+    public detail: unknown,
+  ) {
+    super(typeof detail === "string" ? detail : JSON.stringify(detail));
+  }
+}
+
+export const notFound = (what: string) => new HttpError(404, what);
+export const conflict = (what: string) => new HttpError(409, what);
+export const unprocessable = (what: string) => new HttpError(422, what);
+
+function describeValidation(err: FastifyError): string {
+  const issues = (err as any).validation as { instancePath?: string; message?: string; params?: any }[];
+  const context = (err as any).validationContext as string | undefined;
+  return issues
+    .map((i) => {
+      const path = (i.instancePath ?? "").replace(/^\//, "").replace(/\//g, ".");
+      const where = [context === "body" ? "" : context, path].filter(Boolean).join(".") || context || "body";
+      return `${where}: ${i.message ?? "invalid"}`;
+    })
+    .join("; ");
+}
+
+export function installErrorHandler(app: FastifyInstance, log: (msg: string) => void): void {
+  app.setErrorHandler((err: FastifyError, _req, reply) => {
+    if (err instanceof HttpError) {
+      return reply.status(err.status).send({ detail: err.detail });
+    }
+    if (hasZodFastifySchemaValidationErrors(err)) {
+      return reply.status(422).send({ detail: `Invalid request: ${describeValidation(err)}` });
+    }
+    if (err.code === "FST_ERR_CTP_INVALID_JSON_BODY" || err instanceof SyntaxError) {
+      return reply.status(422).send({ detail: `Malformed JSON body: ${err.message}` });
+    }
+    if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+      return reply.status(415).send({ detail: "Content-Type must be application/json" });
+    }
+    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      return reply.status(413).send({ detail: "Request body too large" });
+    }
+    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
+      return reply.status(err.statusCode).send({ detail: err.message });
+    }
+    log(`internal error: ${err.stack ?? err.message}`);
+    return reply.status(500).send({ detail: "Internal server error" });
+  });
+  app.setNotFoundHandler((req, reply) => {
+    reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split("?")[0]}` });
+  });
+}

@@ -1,0 +1,182 @@
+// Request schemas (zod): one source for validation and for the OpenAPI document.
+import { z } from "zod";
+
+export const Obj = z.record(z.string(), z.unknown());
+export const Uuid = z.uuid({ error: "must be a UUID" });
+
+export const ThreadIdParams = z.object({ thread_id: Uuid });
+export const AssistantIdParams = z.object({ assistant_id: z.string().min(1) });
+export const RunIdParams = z.object({ thread_id: Uuid, run_id: Uuid });
+
+const SortOrder = z.enum(["asc", "desc"]);
+const Limit = (def: number) => z.number().int().min(1).max(1000).default(def);
+const Offset = z.number().int().min(0).default(0);
+
+// Assistants
+export const AssistantCreate = z.object({
+  assistant_id: Uuid.optional(),
+  graph_id: z.string().min(1),
+  config: Obj.optional(),
+  context: Obj.optional(),
+  metadata: Obj.optional(),
+  if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
+  name: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
+export const AssistantPatch = z.object({
+  graph_id: z.string().min(1).optional(),
+  config: Obj.optional(),
+  context: Obj.optional(),
+  metadata: Obj.optional(),
+  name: z.string().optional(),
+  description: z.string().nullable().optional(),
+});
+export const AssistantSearch = z.object({
+  metadata: Obj.optional(),
+  graph_id: z.string().optional(),
+  name: z.string().optional(),
+  limit: Limit(10),
+  offset: Offset,
+  sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).optional(),
+  sort_order: SortOrder.optional(),
+  select: z.array(z.string()).optional(),
+});
+export const AssistantCount = z.object({
+  metadata: Obj.optional(),
+  graph_id: z.string().optional(),
+  name: z.string().optional(),
+});
+export const AssistantVersions = z.object({ metadata: Obj.optional(), limit: Limit(10), offset: Offset });
+export const AssistantLatest = z.object({ version: z.number().int().min(1) });
+const BoolQuery = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+export const GraphQuery = z.object({
+  xray: z
+    .preprocess(
+      (v) => (v === "true" ? true : v === "false" ? false : /^\d+$/.test(String(v)) ? Number(v) : v),
+      z.union([z.boolean(), z.number().int()]),
+    )
+    .optional(),
+});
+export const SubgraphQuery = z.object({ recurse: BoolQuery.optional() });
+
+// Threads
+export const Superstep = z.object({
+  updates: z.array(
+    z.object({
+      values: z.unknown().optional(),
+      command: Obj.nullable().optional(),
+      as_node: z.string().min(1),
+    }),
+  ),
+});
+export const ThreadCreate = z.object({
+  thread_id: Uuid.optional(),
+  metadata: Obj.optional(),
+  graph_id: z.string().min(1).optional(),
+  if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
+  supersteps: z.array(Superstep).optional(),
+  ttl: Obj.optional(),
+});
+export const ThreadPatch = z.object({ metadata: Obj.optional(), ttl: Obj.optional() });
+export const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
+export const ThreadSearch = z.object({
+  ids: z.array(Uuid).optional(),
+  metadata: Obj.optional(),
+  values: Obj.optional(),
+  status: ThreadStatus.optional(),
+  limit: Limit(10),
+  offset: Offset,
+  sort_by: z.enum(["thread_id", "status", "created_at", "updated_at", "state_updated_at"]).optional(),
+  sort_order: SortOrder.optional(),
+  select: z.array(z.string()).optional(),
+  extract: Obj.optional(),
+});
+export const ThreadCount = z.object({
+  ids: z.array(Uuid).optional(),
+  metadata: Obj.optional(),
+  values: Obj.optional(),
+  status: ThreadStatus.optional(),
+});
+export const CheckpointRef = z.object({
+  checkpoint_id: z.string().optional(),
+  checkpoint_ns: z.string().optional(),
+  checkpoint_map: Obj.nullable().optional(),
+  thread_id: z.string().optional(),
+});
+export const StateQuery = z.object({ subgraphs: BoolQuery.optional() });
+export const StateCheckpointBody = z.object({ checkpoint: CheckpointRef, subgraphs: z.boolean().optional() });
+export const StateUpdate = z.object({
+  values: z.unknown().optional(),
+  as_node: z.string().optional(),
+  checkpoint: CheckpointRef.optional(),
+  checkpoint_id: z.string().optional(),
+});
+export const HistoryBody = z.object({
+  limit: Limit(10),
+  before: z.union([z.string(), CheckpointRef]).nullable().optional(),
+  metadata: Obj.nullable().optional(),
+  checkpoint: CheckpointRef.nullable().optional(),
+});
+export const HistoryQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  before: z.string().optional(),
+});
+
+// Runs
+export const STREAM_MODES = [
+  "values",
+  "messages",
+  "messages-tuple",
+  "tasks",
+  "checkpoints",
+  "updates",
+  "events",
+  "debug",
+  "custom",
+] as const;
+export const StreamMode = z.enum(STREAM_MODES);
+export type StreamModeName = z.infer<typeof StreamMode>;
+const Interrupts = z.union([z.literal("*"), z.array(z.string())]);
+export const Command = z.object({
+  update: z.unknown().optional(),
+  resume: z.unknown().optional(),
+  goto: z.unknown().optional(),
+});
+const RunBase = {
+  assistant_id: z.string().min(1),
+  input: z.unknown().optional(),
+  command: Command.nullable().optional(),
+  metadata: Obj.nullable().optional(),
+  config: Obj.nullable().optional(),
+  context: Obj.nullable().optional(),
+  webhook: z.string().nullable().optional(),
+  interrupt_before: Interrupts.nullable().optional(),
+  interrupt_after: Interrupts.nullable().optional(),
+  stream_mode: z.union([StreamMode, z.array(StreamMode)]).default(["values"]),
+  stream_subgraphs: z.boolean().default(false),
+  stream_resumable: z.boolean().default(false),
+  feedback_keys: z.array(z.string()).nullable().optional(),
+  on_disconnect: z.enum(["cancel", "continue"]).default("continue"),
+  after_seconds: z.number().min(0).nullable().optional(),
+  checkpoint_during: z.boolean().optional(),
+  durability: z.enum(["sync", "async", "exit"]).default("async"),
+};
+export const RunCreateStateful = z.object({
+  ...RunBase,
+  checkpoint: CheckpointRef.nullable().optional(),
+  checkpoint_id: z.string().nullable().optional(),
+  multitask_strategy: z.enum(["reject", "rollback", "interrupt", "enqueue"]).default("enqueue"),
+  if_not_exists: z.enum(["create", "reject"]).default("reject"),
+});
+export const RunCreateStateless = z.object({
+  ...RunBase,
+  on_completion: z.enum(["delete", "keep"]).default("delete"),
+  if_not_exists: z.enum(["create", "reject"]).default("create"),
+});
+export type RunCreateStatefulT = z.infer<typeof RunCreateStateful>;
+export type RunCreateStatelessT = z.infer<typeof RunCreateStateless>;
+export const RunListQuery = z.object({
+  limit: z.coerce.number().int().min(1).max(1000).default(10),
+  offset: z.coerce.number().int().min(0).default(0),
+  status: z.enum(["pending", "running", "error", "success", "timeout", "interrupted"]).optional(),
+});

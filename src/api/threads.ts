@@ -1,0 +1,126 @@
+// Thread routes: create (with supersteps), read, patch, delete, search, count, copy, state and history.
+import { randomUUID } from "node:crypto";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import type { Thread } from "../storage/types.js";
+import type { ApiContext } from "./context.js";
+import { pick } from "./context.js";
+import { conflict, notFound } from "./errors.js";
+import * as S from "./schemas.js";
+
+/** The Thread as the API returns it (values {} for a thread without state). */
+export const threadOut = (t: Thread) => ({ ...t, values: t.values ?? {} });
+
+export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
+  const { storage, threadState, runs } = ctx;
+  return async (app) => {
+    const tags = ["Threads"];
+    app.post("/threads", { schema: { tags, body: S.ThreadCreate } }, async (req) => {
+      const b = req.body;
+      const id = b.thread_id ?? randomUUID();
+      const graphId =
+        b.graph_id ?? (typeof b.metadata?.graph_id === "string" ? b.metadata.graph_id : undefined);
+      if (b.supersteps?.length && !graphId) {
+        throw notFound("graph_id: supersteps need a graph; give graph_id or metadata.graph_id");
+      }
+      const metadata = { ...(b.metadata ?? {}), ...(graphId ? { graph_id: graphId } : {}) };
+      const created = await storage.threads.create({ thread_id: id, metadata });
+      if (!created) {
+        if (b.if_exists === "do_nothing") return threadOut((await storage.threads.get(id))!);
+        throw conflict(`Thread "${id}" already exists`);
+      }
+      if (b.supersteps?.length) {
+        try {
+          await threadState.applySupersteps(id, graphId!, b.supersteps);
+        } catch (e) {
+          await storage.threads.delete(id);
+          throw e;
+        }
+        return threadOut((await storage.threads.get(id))!);
+      }
+      return threadOut(created);
+    });
+
+    app.post("/threads/search", { schema: { tags, body: S.ThreadSearch } }, async (req) => {
+      const rows = await storage.threads.search(req.body);
+      return rows.map((t) => pick(threadOut(t), req.body.select));
+    });
+
+    app.post("/threads/count", { schema: { tags, body: S.ThreadCount } }, async (req) =>
+      storage.threads.count(req.body),
+    );
+
+    app.get("/threads/:thread_id", { schema: { tags, params: S.ThreadIdParams } }, async (req) =>
+      threadOut(await threadState.thread(req.params.thread_id)),
+    );
+
+    app.patch(
+      "/threads/:thread_id",
+      { schema: { tags, params: S.ThreadIdParams, body: S.ThreadPatch } },
+      async (req) => {
+        const t = await storage.threads.patchMetadata(req.params.thread_id, req.body.metadata ?? {});
+        if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
+        return threadOut(t);
+      },
+    );
+
+    app.delete("/threads/:thread_id", { schema: { tags, params: S.ThreadIdParams } }, async (req, reply) => {
+      const id = req.params.thread_id;
+      if (runs.isBusy(id)) throw conflict(`Thread "${id}" is busy with a run; cancel it first`);
+      if (!(await storage.threads.delete(id))) throw notFound(`Thread "${id}" not found`);
+      return reply.status(204).send();
+    });
+
+    app.post("/threads/:thread_id/copy", { schema: { tags, params: S.ThreadIdParams } }, async (req) => {
+      const t = await storage.threads.copy(req.params.thread_id, randomUUID(), {});
+      if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
+      return threadOut(t);
+    });
+
+    app.get(
+      "/threads/:thread_id/state",
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.StateQuery } },
+      async (req) => threadState.getState(req.params.thread_id, null, req.query.subgraphs),
+    );
+
+    app.get(
+      "/threads/:thread_id/state/:checkpoint_id",
+      {
+        schema: {
+          tags,
+          params: S.ThreadIdParams.extend({ checkpoint_id: S.Uuid }),
+          querystring: S.StateQuery,
+        },
+      },
+      async (req) =>
+        threadState.getState(
+          req.params.thread_id,
+          { checkpoint_id: req.params.checkpoint_id },
+          req.query.subgraphs,
+        ),
+    );
+
+    app.post(
+      "/threads/:thread_id/state/checkpoint",
+      { schema: { tags, params: S.ThreadIdParams, body: S.StateCheckpointBody } },
+      async (req) => threadState.getState(req.params.thread_id, req.body.checkpoint, req.body.subgraphs),
+    );
+
+    app.post(
+      "/threads/:thread_id/state",
+      { schema: { tags, params: S.ThreadIdParams, body: S.StateUpdate } },
+      async (req) => threadState.updateState(req.params.thread_id, req.body),
+    );
+
+    app.post(
+      "/threads/:thread_id/history",
+      { schema: { tags, params: S.ThreadIdParams, body: S.HistoryBody } },
+      async (req) => threadState.history(req.params.thread_id, req.body),
+    );
+
+    app.get(
+      "/threads/:thread_id/history",
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.HistoryQuery } },
+      async (req) => threadState.history(req.params.thread_id, req.query),
+    );
+  };
+}

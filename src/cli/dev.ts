@@ -1,0 +1,108 @@
+// `hangar dev`: starts the Agent Server on a project; with reload, supervises a child and restarts it on changes.
+import { spawn, type ChildProcess } from "node:child_process";
+import { watch } from "node:fs";
+import { dirname, resolve, sep } from "node:path";
+import { ConfigError } from "../config/config.js";
+import { GraphLoadError } from "../graphs/registry.js";
+import { StartupError, startServer } from "../server.js";
+
+export interface DevOptions {
+  config: string;
+  port?: string;
+  host: string;
+  dataDir?: string;
+  reload: boolean;
+}
+
+function parsePort(opts: DevOptions): number | string {
+  const raw = opts.port ?? process.env.PORT ?? "2024";
+  const n = Number(raw);
+  if (!/^\d+$/.test(String(raw)) || n < 0 || n > 65535) return `invalid port "${raw}": expected 0-65535`;
+  return n;
+}
+
+export async function runDev(opts: DevOptions): Promise<number> {
+  const port = parsePort(opts);
+  if (typeof port === "string") {
+    console.error(`hangar dev: ${port}`);
+    return 2;
+  }
+  if (opts.reload) return supervise(opts);
+  try {
+    const server = await startServer({
+      configPath: resolve(opts.config),
+      dataDir: opts.dataDir ? resolve(opts.dataDir) : undefined,
+      host: opts.host,
+      port,
+    });
+    console.log(`Hangar Agent Server listening on ${server.url}`);
+    console.log(`  graphs: ${server.graphs.join(", ")}`);
+    console.log(`  data:   ${server.dataDir}`);
+    console.log(`  docs:   ${server.url}/docs`);
+    if (server.recovered)
+      console.log(`  resumed ${server.recovered} run(s) left unfinished by the last process`);
+    const stop = async () => {
+      await server.close().catch(() => {});
+      process.exit(0);
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    return await new Promise<number>(() => {});
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof GraphLoadError || e instanceof StartupError) {
+      console.error(`hangar dev: ${e.message}`);
+      return 1;
+    }
+    console.error(`hangar dev: failed to start: ${(e as Error).stack ?? e}`);
+    return 1;
+  }
+}
+
+/** Runs the server in a child process and restarts it when files of the project change. */
+function supervise(opts: DevOptions): Promise<number> {
+  const projectDir = dirname(resolve(opts.config));
+  const dataDir = opts.dataDir ? resolve(opts.dataDir) : resolve(projectDir, ".hangar");
+  const args = [process.argv[1], "dev", "--no-reload", "--config", opts.config, "--host", opts.host];
+  if (opts.port) args.push("--port", opts.port);
+  if (opts.dataDir) args.push("--data-dir", opts.dataDir);
+  let child: ChildProcess | undefined;
+  let restarting = false;
+  let timer: NodeJS.Timeout | undefined;
+  return new Promise((done) => {
+    const start = () => {
+      child = spawn(process.execPath, [...process.execArgv, ...args], { stdio: "inherit" });
+      child.once("exit", (code) => {
+        if (restarting) {
+          restarting = false;
+          start();
+        } else if (code !== 0) {
+          console.error("hangar dev: server stopped; waiting for a change to restart");
+        }
+      });
+    };
+    const ignored = (f: string) =>
+      f.includes("node_modules") ||
+      f.startsWith(".") ||
+      f.includes(`${sep}.`) ||
+      resolve(projectDir, f).startsWith(dataDir);
+    watch(projectDir, { recursive: true }, (_event, file) => {
+      if (!file || ignored(file.toString())) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        console.log(`hangar dev: ${file} changed, restarting`);
+        if (child && child.exitCode === null) {
+          restarting = true;
+          child.kill("SIGTERM");
+        } else start();
+      }, 200);
+    });
+    const stop = () => {
+      child?.kill("SIGTERM");
+      done(0);
+      setTimeout(() => process.exit(0), 2000).unref();
+    };
+    process.once("SIGINT", stop);
+    process.once("SIGTERM", stop);
+    start();
+  });
+}

@@ -1,0 +1,21 @@
+// The `hangar` command line: parses flags and hands over to the commands.
+import { Command, Option } from "commander";
+import { VERSION } from "../server.js";
+import { runDev } from "./dev.js";
+
+const program = new Command();
+program.name("hangar").description("Self-hostable platform for LangGraph.js agents").version(VERSION);
+
+program
+  .command("dev")
+  .description("Run the Agent Server for a project on embedded storage, reloading on changes")
+  .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
+  .addOption(new Option("-p, --port <port>", "port to listen on (default 2024, or $PORT)"))
+  .option("--host <host>", "interface to listen on", "127.0.0.1")
+  .option("--data-dir <dir>", "directory for the embedded database (default: .hangar beside the config)")
+  .option("--no-reload", "do not restart when project files change")
+  .action(async (opts) => {
+    process.exitCode = await runDev(opts);
+  });
+
+await program.parseAsync(process.argv);

@@ -1,0 +1,107 @@
+// langgraph.json: schema, validation with clear errors naming the file, and env loading.
+import { existsSync, readFileSync } from "node:fs";
+import { dirname, resolve } from "node:path";
+import { parse as parseDotenv } from "dotenv";
+import { z } from "zod";
+
+const GraphSpec = z.union([
+  z.string().min(1),
+  z.object({ path: z.string().min(1), description: z.string().optional() }).passthrough(),
+]);
+
+export const LanggraphConfigSchema = z
+  .object({
+    graphs: z.record(z.string().min(1), GraphSpec).refine((g) => Object.keys(g).length > 0, {
+      message: "must name at least one graph",
+    }),
+    env: z
+      .union([z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))])
+      .optional(),
+    dependencies: z.array(z.string()).optional(),
+    node_version: z.union([z.string(), z.number()]).optional(),
+    dockerfile_lines: z.array(z.string()).optional(),
+    store: z.record(z.string(), z.unknown()).optional(),
+    checkpointer: z.record(z.string(), z.unknown()).optional(),
+    auth: z.record(z.string(), z.unknown()).optional(),
+    http: z.record(z.string(), z.unknown()).optional(),
+  })
+  .passthrough();
+
+export interface GraphEntry {
+  graphId: string;
+  /** Absolute path of the module. */
+  file: string;
+  /** Export name (default "default" is not assumed: the spec must name it, or we take the module's default). */
+  exportName: string | undefined;
+  description?: string;
+}
+
+export interface ProjectConfig {
+  configPath: string;
+  projectDir: string;
+  graphs: GraphEntry[];
+  env: Record<string, string>;
+  raw: z.infer<typeof LanggraphConfigSchema>;
+}
+
+export class ConfigError extends Error {}
+
+function formatZodIssues(err: z.ZodError): string {
+  return err.issues.map((i) => `  - ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("\n");
+}
+
+/** Parses a graph spec `./path/file.ts:export` into file and export name. */
+export function parseGraphSpec(projectDir: string, graphId: string, spec: string): GraphEntry {
+  const idx = spec.lastIndexOf(":");
+  // A colon at index 1 could be a Windows drive letter; specs here are POSIX paths.
+  const hasExport = idx > 1;
+  const file = hasExport ? spec.slice(0, idx) : spec;
+  const exportName = hasExport ? spec.slice(idx + 1) : undefined;
+  if (hasExport && !exportName) {
+    throw new ConfigError(`graph "${graphId}": spec "${spec}" has an empty export name after ":"`);
+  }
+  return { graphId, file: resolve(projectDir, file), exportName };
+}
+
+function loadEnv(projectDir: string, env: z.infer<typeof LanggraphConfigSchema>["env"], configPath: string) {
+  if (env === undefined) return {};
+  if (typeof env === "string") {
+    const envPath = resolve(projectDir, env);
+    if (!existsSync(envPath)) {
+      throw new ConfigError(`${configPath}: env file "${env}" not found (looked at ${envPath})`);
+    }
+    return parseDotenv(readFileSync(envPath));
+  }
+  return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
+}
+
+/** Reads and validates a langgraph.json; throws ConfigError with a message naming the file and the problem. */
+export function loadProjectConfig(configPath: string): ProjectConfig {
+  const abs = resolve(configPath);
+  if (!existsSync(abs)) throw new ConfigError(`${abs}: file not found`);
+  let json: unknown;
+  try {
+    json = JSON.parse(readFileSync(abs, "utf8"));
+  } catch (e) {
+    throw new ConfigError(`${abs}: invalid JSON: ${(e as Error).message}`);
+  }
+  const parsed = LanggraphConfigSchema.safeParse(json);
+  if (!parsed.success) {
+    throw new ConfigError(`${abs}: invalid configuration:\n${formatZodIssues(parsed.error)}`);
+  }
+  const projectDir = dirname(abs);
+  const graphs = Object.entries(parsed.data.graphs).map(([id, spec]) => {
+    const entry = parseGraphSpec(projectDir, id, typeof spec === "string" ? spec : spec.path);
+    if (typeof spec !== "string" && spec.description) entry.description = spec.description;
+    return entry;
+  });
+  const env = loadEnv(projectDir, parsed.data.env, abs);
+  return { configPath: abs, projectDir, graphs, env, raw: parsed.data };
+}
+
+/** Applies the project's env to process.env without overriding what the user already exported. */
+export function applyEnv(env: Record<string, string>): void {
+  for (const [k, v] of Object.entries(env)) {
+    if (process.env[k] === undefined) process.env[k] = v;
+  }
+}

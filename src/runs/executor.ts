@@ -1,0 +1,204 @@
+// Executes one run of a graph and turns LangGraph's stream into the Agent Server's named events.
+import { Command, Send } from "@langchain/langgraph";
+import type { AnyGraph } from "../graphs/registry.js";
+import { serializeError } from "./serde.js";
+import { configToCheckpoint } from "./state.js";
+
+export interface RunKwargs {
+  input?: unknown;
+  command?: { update?: unknown; resume?: unknown; goto?: unknown } | null;
+  config: {
+    configurable: Record<string, unknown>;
+    tags?: string[];
+    recursion_limit?: number;
+    [k: string]: unknown;
+  };
+  context?: Record<string, unknown>;
+  metadata: Record<string, unknown>;
+  stream_mode: string[];
+  subgraphs: boolean;
+  interrupt_before?: "*" | string[] | null;
+  interrupt_after?: "*" | string[] | null;
+  durability: "sync" | "async" | "exit";
+}
+
+export interface RunOutcome {
+  status: "success" | "error" | "interrupted";
+  /** Last full state of the root graph seen in the stream. */
+  values: unknown;
+  error?: { error: string; message: string };
+}
+
+type Emit = (event: string, data: unknown) => void;
+
+function toGoto(goto: unknown): unknown {
+  const one = (g: unknown) =>
+    typeof g === "object" && g !== null && "node" in g ? new Send((g as any).node, (g as any).input) : g;
+  return Array.isArray(goto) ? goto.map(one) : one(goto);
+}
+
+function toInput(kwargs: RunKwargs): unknown {
+  if (kwargs.command) {
+    const { update, resume, goto } = kwargs.command;
+    return new Command({
+      ...(update !== undefined && update !== null ? { update: update as any } : {}),
+      ...(resume !== undefined ? { resume } : {}),
+      ...(goto !== undefined && goto !== null ? { goto: toGoto(goto) as any } : {}),
+    });
+  }
+  return kwargs.input ?? null;
+}
+
+/** Drops internal `__pregel_*` keys and callbacks from a config before it goes on the wire. */
+function publicConfig(config: any): unknown {
+  if (!config?.configurable) return config ?? null;
+  const configurable = Object.fromEntries(
+    Object.entries(config.configurable).filter(([k]) => !k.startsWith("__")),
+  );
+  const { callbacks: _callbacks, ...rest } = config;
+  return { ...rest, configurable };
+}
+
+function taskPayload(task: any): any {
+  if (task?.state?.configurable) {
+    const { state: _s, ...rest } = task;
+    return { ...rest, checkpoint: configToCheckpoint(task.state) ?? task.state.configurable };
+  }
+  return task;
+}
+
+function checkpointPayload(p: any): any {
+  const { parentConfig, ...rest } = p;
+  return {
+    ...rest,
+    config: publicConfig(p.config),
+    parent_config: publicConfig(parentConfig),
+    checkpoint: configToCheckpoint(p.config),
+    parent_checkpoint: configToCheckpoint(parentConfig),
+    tasks: (p.tasks ?? []).map(taskPayload),
+  };
+}
+
+export async function executeRun(
+  graph: AnyGraph,
+  kwargs: RunKwargs,
+  runId: string,
+  signal: AbortSignal,
+  emit: Emit,
+): Promise<RunOutcome> {
+  const modes = new Set(kwargs.stream_mode);
+  const wantsEvents = modes.has("events") || modes.has("messages");
+  const libModes = new Set<string>(["values"]);
+  for (const m of modes) {
+    if (m === "messages-tuple") libModes.add("messages");
+    else if (m !== "events" && m !== "messages") libModes.add(m);
+  }
+  const sub = kwargs.subgraphs;
+  const options: Record<string, unknown> = {
+    configurable: kwargs.config.configurable,
+    metadata: kwargs.metadata,
+    tags: kwargs.config.tags,
+    recursionLimit: kwargs.config.recursion_limit,
+    context: kwargs.context,
+    streamMode: [...libModes],
+    subgraphs: sub,
+    signal,
+    durability: kwargs.durability,
+  };
+  if (kwargs.interrupt_before) options.interruptBefore = kwargs.interrupt_before;
+  if (kwargs.interrupt_after) options.interruptAfter = kwargs.interrupt_after;
+  for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
+
+  let lastValues: unknown = undefined;
+  const name = (mode: string, ns: string[]) => (sub && ns.length ? `${mode}|${ns.join("|")}` : mode);
+
+  const handle = (ns: string[], mode: string, data: any) => {
+    if (mode === "values" && ns.length === 0) lastValues = data;
+    if (mode === "messages") {
+      if (!modes.has("messages-tuple")) return;
+      const [chunk, meta] = data as [unknown, Record<string, unknown>];
+      emit(name("messages", ns), [chunk, { ...meta, service_node: meta?.langgraph_node }]);
+      return;
+    }
+    if (!modes.has(mode)) return;
+    let out = data;
+    if (mode === "debug") {
+      if (data?.type === "checkpoint") out = { ...data, payload: checkpointPayload(data.payload) };
+      else if (data?.type === "task_result" || data?.type === "task")
+        out = { ...data, payload: taskPayload(data.payload) };
+    } else if (mode === "checkpoints") {
+      out = checkpointPayload(data);
+    } else if (mode === "tasks") {
+      out = taskPayload(data);
+    }
+    emit(name(mode, ns), out);
+  };
+
+  const split = (chunk: any): [string[], string, unknown] => (sub ? chunk : [[], chunk[0], chunk[1]]);
+
+  try {
+    const input = toInput(kwargs);
+    if (!wantsEvents) {
+      const stream = await graph.stream(input as any, options as any);
+      for await (const chunk of stream) {
+        const [ns, mode, data] = split(chunk);
+        handle(ns, mode, data);
+      }
+    } else {
+      await streamWithEvents(graph, input, options, runId, modes, sub, handle, emit, split);
+    }
+    return { status: "success", values: lastValues };
+  } catch (e) {
+    if (signal.aborted) return { status: "interrupted", values: lastValues };
+    const error = serializeError(e);
+    emit("error", error);
+    return { status: "error", values: lastValues, error };
+  }
+}
+
+/** The `events` and `messages` modes need LangChain's callback events, so they run through streamEvents. */
+async function streamWithEvents(
+  graph: AnyGraph,
+  input: unknown,
+  options: Record<string, unknown>,
+  runId: string,
+  modes: Set<string>,
+  sub: boolean,
+  handle: (ns: string[], mode: string, data: any) => void,
+  emit: Emit,
+  split: (chunk: any) => [string[], string, unknown],
+): Promise<void> {
+  const partial = new Map<string, any>();
+  const completed = new Set<string>();
+  const events = graph.streamEvents(input as any, { ...(options as any), version: "v2", runId });
+  for await (const ev of events as unknown as AsyncIterable<any>) {
+    if (ev.tags?.includes("langsmith:hidden")) continue;
+    const isOwnStream = ev.event === "on_chain_stream" && ev.run_id === runId;
+    if (isOwnStream) {
+      const [ns, mode, data] = split(ev.data.chunk);
+      handle(ns, mode, data);
+      if (modes.has("messages") && mode === "values" && ns.length === 0) {
+        const msgs = (data as any)?.messages;
+        const fresh = (Array.isArray(msgs) ? msgs : msgs ? [msgs] : []).filter(
+          (m: any) => m?.id && !completed.has(m.id),
+        );
+        for (const m of fresh) completed.add(m.id);
+        if (fresh.length) emit("messages/complete", fresh);
+      }
+    } else if (modes.has("events")) {
+      emit("events", ev);
+    }
+    if (modes.has("messages") && ev.event === "on_chat_model_stream" && !ev.tags?.includes("nostream")) {
+      const chunk = ev.data.chunk;
+      if (!chunk?.id) continue;
+      const prev = partial.get(chunk.id);
+      if (!prev) {
+        emit("messages/metadata", { [chunk.id]: { metadata: ev.metadata } });
+        partial.set(chunk.id, chunk);
+      } else {
+        partial.set(chunk.id, prev.concat(chunk));
+      }
+      emit("messages/partial", [partial.get(chunk.id)]);
+    }
+  }
+}

@@ -1,0 +1,90 @@
+// Composes an Agent Server: project config, embedded storage, graphs, run manager, HTTP app; listens.
+import { readFileSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { fileURLToPath } from "node:url";
+import type { FastifyInstance } from "fastify";
+import { buildApp } from "./api/app.js";
+import { applyEnv, loadProjectConfig } from "./config/config.js";
+import { ensureSystemAssistants } from "./graphs/assistants.js";
+import { GraphRegistry } from "./graphs/registry.js";
+import { RunManager } from "./runs/manager.js";
+import { ThreadStateService } from "./runs/thread-state.js";
+import type { Synchronous } from "./storage/sqlite/db.js";
+import { openSqliteStorage } from "./storage/sqlite/index.js";
+import type { Storage } from "./storage/types.js";
+import { StreamBroker } from "./streams/channel.js";
+
+export const VERSION: string = JSON.parse(
+  readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../package.json"), "utf8"),
+).version;
+
+export interface ServerOptions {
+  configPath: string;
+  dataDir?: string;
+  host: string;
+  port: number;
+  synchronous?: Synchronous;
+  log?: (msg: string) => void;
+}
+
+export interface RunningServer {
+  url: string;
+  graphs: string[];
+  dataDir: string;
+  recovered: number;
+  close: () => Promise<void>;
+}
+
+export class StartupError extends Error {}
+
+export async function startServer(opts: ServerOptions): Promise<RunningServer> {
+  const log = opts.log ?? ((m: string) => console.error(m));
+  const project = loadProjectConfig(opts.configPath);
+  applyEnv(project.env);
+  const dataDir = opts.dataDir ?? join(project.projectDir, ".hangar");
+  let storage: Storage | undefined;
+  let app: FastifyInstance | undefined;
+  try {
+    storage = openSqliteStorage(dataDir, { synchronous: opts.synchronous });
+    const graphs = new GraphRegistry(storage.checkpointer);
+    await graphs.loadAll(project.graphs);
+    await ensureSystemAssistants(storage, graphs);
+    const broker = new StreamBroker();
+    const runs = new RunManager(storage, graphs, broker, log);
+    const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
+    app = await buildApp({ storage, graphs, runs, threadState, broker, version: VERSION }, log);
+    try {
+      await app.listen({ host: opts.host, port: opts.port });
+    } catch (e) {
+      const err = e as NodeJS.ErrnoException;
+      if (err.code === "EADDRINUSE") {
+        throw new StartupError(
+          `port ${opts.port} on ${opts.host} is already in use; choose another with --port or PORT`,
+        );
+      }
+      if (err.code === "EACCES")
+        throw new StartupError(`no permission to listen on ${opts.host}:${opts.port}`);
+      throw e;
+    }
+    const recovered = await runs.recover();
+    const addr = app.server.address();
+    const port = typeof addr === "object" && addr ? addr.port : opts.port;
+    const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
+    const running = { app, storage };
+    return {
+      url: `http://${host}:${port}`,
+      graphs: graphs.ids(),
+      dataDir,
+      recovered,
+      close: async () => {
+        await running.app.close();
+        runs.abortAll();
+        await running.storage.close();
+      },
+    };
+  } catch (e) {
+    await app?.close().catch(() => {});
+    await storage?.close().catch(() => {});
+    throw e;
+  }
+}

@@ -1,0 +1,49 @@
+// Builds SQL conditions for JSON containment filters (metadata, values) on SQLite.
+import type Database from "better-sqlite3";
+
+function isPlainObject(v: unknown): v is Record<string, unknown> {
+  return typeof v === "object" && v !== null && !Array.isArray(v);
+}
+
+/** JSON containment in the PostgreSQL `@>` sense: every key of `filter` is in `doc`, recursively. */
+export function jsonContains(doc: unknown, filter: unknown): boolean {
+  if (isPlainObject(filter)) {
+    if (!isPlainObject(doc)) return false;
+    return Object.entries(filter).every(([k, v]) => k in doc && jsonContains(doc[k], v));
+  }
+  if (Array.isArray(filter)) {
+    if (!Array.isArray(doc)) return false;
+    return filter.every((f) => doc.some((d) => jsonContains(d, f)));
+  }
+  return doc === filter;
+}
+
+/** Registers `json_contains(doc_text, filter_text)` on a connection. */
+export function registerJsonFunctions(db: Database.Database): void {
+  db.function("json_contains", { deterministic: true }, (doc: unknown, filter: unknown) => {
+    if (typeof doc !== "string" || typeof filter !== "string") return 0;
+    return jsonContains(JSON.parse(doc), JSON.parse(filter)) ? 1 : 0;
+  });
+}
+
+/**
+ * Conditions for `column` containing `filter`: scalar keys compare the JSON text of the key (cheap, no
+ * parse in JS); object or array values go through json_contains.
+ */
+export function containmentSql(column: string, filter: Record<string, unknown>, params: unknown[]): string[] {
+  const conds: string[] = [];
+  const nested: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(filter)) {
+    if (value !== null && typeof value === "object") {
+      nested[key] = value;
+      continue;
+    }
+    conds.push(`(${column} -> ?) = ?`);
+    params.push(`$."${key.replace(/"/g, '\\"')}"`, JSON.stringify(value));
+  }
+  if (Object.keys(nested).length) {
+    conds.push(`json_contains(${column}, ?)`);
+    params.push(JSON.stringify(nested));
+  }
+  return conds;
+}

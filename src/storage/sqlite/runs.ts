@@ -1,0 +1,64 @@
+// SQLite run store.
+import type Database from "better-sqlite3";
+import type { Run, RunInput, RunStatus, RunStore } from "../types.js";
+import { now, statementCache, toRun } from "./rows.js";
+
+export class SqliteRuns implements RunStore {
+  private stmt: ReturnType<typeof statementCache>;
+
+  constructor(db: Database.Database) {
+    this.stmt = statementCache(db);
+  }
+
+  async create(input: RunInput): Promise<Run> {
+    const ts = now();
+    this.stmt(
+      `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+    ).run(
+      input.run_id,
+      input.thread_id,
+      input.assistant_id,
+      ts,
+      ts,
+      input.status,
+      JSON.stringify(input.metadata),
+      JSON.stringify(input.kwargs),
+      input.multitask_strategy,
+    );
+    return { ...input, created_at: ts, updated_at: ts };
+  }
+
+  async get(threadId: string, runId: string): Promise<Run | null> {
+    const r = this.stmt("SELECT * FROM runs WHERE run_id = ? AND thread_id = ?").get(runId, threadId);
+    return r ? toRun(r) : null;
+  }
+
+  async list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
+    const params: unknown[] = [threadId];
+    let where = "thread_id = ?";
+    if (q.status) {
+      where += " AND status = ?";
+      params.push(q.status);
+    }
+    return this.stmt(
+      `SELECT * FROM runs WHERE ${where} ORDER BY created_at DESC, rowid DESC LIMIT ? OFFSET ?`,
+    )
+      .all(...params, q.limit, q.offset)
+      .map(toRun);
+  }
+
+  async setStatus(runId: string, status: RunStatus): Promise<void> {
+    this.stmt("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?").run(status, now(), runId);
+  }
+
+  async inFlight(): Promise<Run[]> {
+    return this.stmt("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, rowid")
+      .all()
+      .map(toRun);
+  }
+
+  async delete(runId: string): Promise<void> {
+    this.stmt("DELETE FROM runs WHERE run_id = ?").run(runId);
+  }
+}

@@ -1,0 +1,144 @@
+// SQLite thread store: thread rows, search with JSON containment, and atomic copy with checkpoints.
+import type Database from "better-sqlite3";
+import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStatus, ThreadStore } from "../types.js";
+import { containmentSql } from "./json-filter.js";
+import { now, orderBy, statementCache, toThread } from "./rows.js";
+
+const SORTABLE = ["thread_id", "status", "created_at", "updated_at", "state_updated_at"] as const;
+
+export class SqliteThreads implements ThreadStore {
+  private stmt: ReturnType<typeof statementCache>;
+
+  constructor(private db: Database.Database) {
+    this.stmt = statementCache(db);
+  }
+
+  async create(input: ThreadInput): Promise<Thread | null> {
+    const ts = now();
+    const res = this.stmt(
+      `INSERT INTO threads (thread_id, created_at, updated_at, state_updated_at, metadata, status, config, "values", interrupts)
+       VALUES (?, ?, ?, ?, ?, 'idle', ?, NULL, '{}') ON CONFLICT (thread_id) DO NOTHING`,
+    ).run(input.thread_id, ts, ts, ts, JSON.stringify(input.metadata), JSON.stringify(input.config ?? {}));
+    if (res.changes === 0) return null;
+    return {
+      thread_id: input.thread_id,
+      created_at: ts,
+      updated_at: ts,
+      state_updated_at: ts,
+      metadata: input.metadata,
+      status: "idle",
+      config: input.config ?? {},
+      values: null,
+      interrupts: {},
+    };
+  }
+
+  async get(id: string): Promise<Thread | null> {
+    const r = this.stmt("SELECT * FROM threads WHERE thread_id = ?").get(id);
+    return r ? toThread(r) : null;
+  }
+
+  async patchMetadata(id: string, metadata: Json): Promise<Thread | null> {
+    const r = this.stmt(
+      "UPDATE threads SET metadata = json_patch(metadata, ?), updated_at = ? WHERE thread_id = ? RETURNING *",
+    ).get(JSON.stringify(metadata), now(), id);
+    return r ? toThread(r) : null;
+  }
+
+  async delete(id: string): Promise<boolean> {
+    return this.db.transaction(() => {
+      const n = this.stmt("DELETE FROM threads WHERE thread_id = ?").run(id).changes;
+      this.stmt("DELETE FROM runs WHERE thread_id = ?").run(id);
+      this.stmt("DELETE FROM checkpoints WHERE thread_id = ?").run(id);
+      this.stmt("DELETE FROM writes WHERE thread_id = ?").run(id);
+      return n > 0;
+    })();
+  }
+
+  private where(q: Omit<ThreadSearch, "limit" | "offset">, params: unknown[]): string {
+    const conds: string[] = [];
+    if (q.ids?.length) {
+      conds.push(`thread_id IN (${q.ids.map(() => "?").join(", ")})`);
+      params.push(...q.ids);
+    }
+    if (q.status) {
+      conds.push("status = ?");
+      params.push(q.status);
+    }
+    if (q.metadata && Object.keys(q.metadata).length)
+      conds.push(...containmentSql("metadata", q.metadata, params));
+    if (q.values && Object.keys(q.values).length) conds.push(...containmentSql(`"values"`, q.values, params));
+    return conds.length ? `WHERE ${conds.join(" AND ")}` : "";
+  }
+
+  async search(q: ThreadSearch): Promise<Thread[]> {
+    const params: unknown[] = [];
+    const sql = `SELECT * FROM threads ${this.where(q, params)} ${orderBy(SORTABLE, q.sort_by, q.sort_order, "created_at")} LIMIT ? OFFSET ?`;
+    return this.stmt(sql)
+      .all(...params, q.limit, q.offset)
+      .map(toThread);
+  }
+
+  async count(q: Omit<ThreadSearch, "limit" | "offset">): Promise<number> {
+    const params: unknown[] = [];
+    const r = this.stmt(`SELECT COUNT(*) AS n FROM threads ${this.where(q, params)}`).get(...params) as {
+      n: number;
+    };
+    return r.n;
+  }
+
+  async copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null> {
+    return this.db.transaction(() => {
+      const ts = now();
+      const row = this.stmt(
+        `INSERT INTO threads (thread_id, created_at, updated_at, state_updated_at, metadata, status, config, "values", interrupts, error)
+         SELECT ?, ?, ?, ?, json_patch(metadata, ?), status, config, "values", interrupts, error FROM threads WHERE thread_id = ?
+         RETURNING *`,
+      ).get(newId, ts, ts, ts, JSON.stringify(metadata), sourceId);
+      if (!row) return null;
+      // Checkpoint metadata records the thread id; the copy's checkpoints name the copy.
+      this.stmt(
+        `INSERT INTO checkpoints (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint, metadata)
+         SELECT ?, checkpoint_ns, checkpoint_id, parent_checkpoint_id, type, checkpoint,
+           CASE WHEN type = 'json' AND json_valid(CAST(metadata AS TEXT)) AND json_type(CAST(metadata AS TEXT), '$.thread_id') IS NOT NULL
+                THEN CAST(json_set(CAST(metadata AS TEXT), '$.thread_id', ?) AS BLOB) ELSE metadata END
+         FROM checkpoints WHERE thread_id = ?`,
+      ).run(newId, newId, sourceId);
+      this.stmt(
+        `INSERT INTO writes (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value)
+         SELECT ?, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, value FROM writes WHERE thread_id = ?`,
+      ).run(newId, sourceId);
+      return toThread(row);
+    })();
+  }
+
+  async setState(
+    id: string,
+    u: { status?: ThreadStatus; values?: Json | null; interrupts?: Json; error?: unknown; metadata?: Json },
+  ): Promise<void> {
+    const sets: string[] = ["updated_at = ?"];
+    const ts = now();
+    const params: unknown[] = [ts];
+    if (u.status !== undefined) {
+      sets.push("status = ?");
+      params.push(u.status);
+    }
+    if (u.values !== undefined) {
+      sets.push(`"values" = ?`, "state_updated_at = ?");
+      params.push(u.values === null ? null : JSON.stringify(u.values), ts);
+    }
+    if (u.interrupts !== undefined) {
+      sets.push("interrupts = ?");
+      params.push(JSON.stringify(u.interrupts));
+    }
+    if (u.error !== undefined) {
+      sets.push("error = ?");
+      params.push(u.error === null ? null : JSON.stringify(u.error));
+    }
+    if (u.metadata !== undefined) {
+      sets.push("metadata = json_patch(metadata, ?)");
+      params.push(JSON.stringify(u.metadata));
+    }
+    this.stmt(`UPDATE threads SET ${sets.join(", ")} WHERE thread_id = ?`).run(...params, id);
+  }
+}

@@ -1,0 +1,158 @@
+// The storage interface: records and the operations callers use. SQLite implements it now; PostgreSQL follows.
+import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+
+export type Json = Record<string, unknown>;
+export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
+export type RunStatus = "pending" | "running" | "error" | "success" | "timeout" | "interrupted";
+export type MultitaskStrategy = "reject" | "rollback" | "interrupt" | "enqueue";
+
+export interface Assistant {
+  assistant_id: string;
+  graph_id: string;
+  config: Json;
+  context: Json;
+  metadata: Json;
+  name: string;
+  description: string | null;
+  version: number;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Thread {
+  thread_id: string;
+  created_at: string;
+  updated_at: string;
+  state_updated_at: string;
+  metadata: Json;
+  status: ThreadStatus;
+  config: Json;
+  values: Json | null;
+  interrupts: Json;
+  error?: unknown;
+}
+
+export interface Run {
+  run_id: string;
+  thread_id: string | null;
+  assistant_id: string;
+  created_at: string;
+  updated_at: string;
+  status: RunStatus;
+  metadata: Json;
+  kwargs: Json;
+  multitask_strategy: MultitaskStrategy;
+}
+
+export interface SortSpec {
+  sort_by?: string;
+  sort_order?: "asc" | "desc";
+}
+
+export interface AssistantSearch extends SortSpec {
+  graph_id?: string;
+  name?: string;
+  metadata?: Json;
+  limit: number;
+  offset: number;
+}
+
+export interface ThreadSearch extends SortSpec {
+  ids?: string[];
+  metadata?: Json;
+  values?: Json;
+  status?: ThreadStatus;
+  limit: number;
+  offset: number;
+}
+
+export interface AssistantInput {
+  assistant_id: string;
+  graph_id: string;
+  config: Json;
+  context: Json;
+  metadata: Json;
+  name: string;
+  description: string | null;
+}
+
+export interface AssistantPatch {
+  graph_id?: string;
+  config?: Json;
+  context?: Json;
+  metadata?: Json;
+  name?: string;
+  description?: string | null;
+}
+
+export interface AssistantStore {
+  /** Inserts; returns null when the id exists. */
+  create(input: AssistantInput): Promise<Assistant | null>;
+  get(id: string): Promise<Assistant | null>;
+  /** Writes a new version and makes it current; returns null when missing. */
+  patch(id: string, patch: AssistantPatch): Promise<Assistant | null>;
+  delete(id: string): Promise<boolean>;
+  search(q: AssistantSearch): Promise<Assistant[]>;
+  count(q: Omit<AssistantSearch, "limit" | "offset">): Promise<number>;
+  versions(id: string, q: { metadata?: Json; limit: number; offset: number }): Promise<Assistant[]>;
+  /** Makes an existing version current; returns null when the assistant or version is missing. */
+  setLatest(id: string, version: number): Promise<Assistant | null>;
+}
+
+export interface ThreadInput {
+  thread_id: string;
+  metadata: Json;
+  config?: Json;
+}
+
+export interface ThreadStore {
+  create(input: ThreadInput): Promise<Thread | null>;
+  get(id: string): Promise<Thread | null>;
+  /** Merges metadata; returns null when missing. */
+  patchMetadata(id: string, metadata: Json): Promise<Thread | null>;
+  /** Deletes the thread, its runs and its checkpoints. */
+  delete(id: string): Promise<boolean>;
+  search(q: ThreadSearch): Promise<Thread[]>;
+  count(q: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">): Promise<number>;
+  /** Copies the thread row, its checkpoints and pending writes under a new id, atomically. */
+  copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null>;
+  /** Records status and the latest values/interrupts after a run or state change. */
+  setState(
+    id: string,
+    update: {
+      status?: ThreadStatus;
+      values?: Json | null;
+      interrupts?: Json;
+      error?: unknown;
+      metadata?: Json;
+    },
+  ): Promise<void>;
+}
+
+export interface RunInput {
+  run_id: string;
+  thread_id: string | null;
+  assistant_id: string;
+  status: RunStatus;
+  metadata: Json;
+  kwargs: Json;
+  multitask_strategy: MultitaskStrategy;
+}
+
+export interface RunStore {
+  create(input: RunInput): Promise<Run>;
+  get(threadId: string, runId: string): Promise<Run | null>;
+  list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
+  setStatus(runId: string, status: RunStatus): Promise<void>;
+  /** Runs that were in flight when the process stopped (for recovery at start-up). */
+  inFlight(): Promise<Run[]>;
+  delete(runId: string): Promise<void>;
+}
+
+export interface Storage {
+  assistants: AssistantStore;
+  threads: ThreadStore;
+  runs: RunStore;
+  checkpointer: BaseCheckpointSaver;
+  close(): Promise<void>;
+}
