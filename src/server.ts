@@ -37,6 +37,17 @@ export interface RunningServer {
 
 export class StartupError extends Error {}
 
+const SYNC_MODES = ["OFF", "NORMAL", "FULL", "EXTRA"] as const;
+
+/** SQLite durability from HANGAR_SQLITE_SYNC; FULL (fsync on every commit) unless told otherwise. */
+function sqliteSync(): Synchronous {
+  const v = (process.env.HANGAR_SQLITE_SYNC ?? "FULL").toUpperCase();
+  if (!(SYNC_MODES as readonly string[]).includes(v)) {
+    throw new StartupError(`HANGAR_SQLITE_SYNC must be one of ${SYNC_MODES.join(", ")}, not "${v}"`);
+  }
+  return v as Synchronous;
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => console.error(m));
   const project = loadProjectConfig(opts.configPath);
@@ -45,7 +56,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let storage: Storage | undefined;
   let app: FastifyInstance | undefined;
   try {
-    storage = openSqliteStorage(dataDir, { synchronous: opts.synchronous });
+    storage = openSqliteStorage(dataDir, { synchronous: opts.synchronous ?? sqliteSync() });
     const graphs = new GraphRegistry(storage.checkpointer);
     await graphs.loadAll(project.graphs);
     await ensureSystemAssistants(storage, graphs);

@@ -152,7 +152,11 @@ const RunBase = {
   webhook: z.string().nullable().optional(),
   interrupt_before: Interrupts.nullable().optional(),
   interrupt_after: Interrupts.nullable().optional(),
-  stream_mode: z.union([StreamMode, z.array(StreamMode)]).default(["values"]),
+  stream_mode: z
+    .union([StreamMode, z.array(StreamMode)], {
+      error: `must be one of ${STREAM_MODES.join(", ")}, or a list of them`,
+    })
+    .default(["values"]),
   stream_subgraphs: z.boolean().default(false),
   stream_resumable: z.boolean().default(false),
   feedback_keys: z.array(z.string()).nullable().optional(),
