@@ -39,6 +39,11 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     }
   });
 
+  // Nothing is acknowledged before it is durable: a mutating request's response waits for the commit.
+  app.addHook("onSend", async (req) => {
+    if (req.method !== "GET" && req.method !== "HEAD") await ctx.storage.sync();
+  });
+
   await app.register(swagger, {
     openapi: {
       info: {

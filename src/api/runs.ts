@@ -11,7 +11,12 @@ const runPath = (s: StartedRun) =>
   s.run.thread_id ? `/threads/${s.run.thread_id}/runs/${s.run.run_id}` : `/runs/${s.run.run_id}`;
 
 /** Streams a run's events as SSE until the run ends or the client goes away. */
-async function streamRun(reply: FastifyReply, started: StartedRun, onDisconnect: "cancel" | "continue") {
+async function streamRun(
+  reply: FastifyReply,
+  started: StartedRun,
+  onDisconnect: "cancel" | "continue",
+  sync: () => Promise<void>,
+) {
   reply.hijack();
   const res = reply.raw;
   const sse = new SseWriter(res, { "Content-Location": runPath(started) });
@@ -22,6 +27,8 @@ async function streamRun(reply: FastifyReply, started: StartedRun, onDisconnect:
     if (onDisconnect === "cancel") started.cancel();
   });
   for await (const ev of started.channel.subscribe(0, gone.signal)) sse.send(ev);
+  // The stream ends only once the run's results are durable.
+  await sync().catch(() => {});
   sse.end();
 }
 
@@ -33,7 +40,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.post("/threads/:thread_id/runs/stream", { schema: stateful }, async (req, reply) => {
       const started = await runs.createStateful(req.params.thread_id, req.body);
-      await streamRun(reply, started, req.body.on_disconnect);
+      await streamRun(reply, started, req.body.on_disconnect, () => storage.sync());
     });
 
     app.post("/threads/:thread_id/runs/wait", { schema: stateful }, async (req, reply) => {
@@ -49,7 +56,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.post("/runs/stream", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
       const started = await runs.createStateless(req.body);
-      await streamRun(reply, started, req.body.on_disconnect);
+      await streamRun(reply, started, req.body.on_disconnect, () => storage.sync());
     });
 
     app.post("/runs/wait", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {

@@ -154,5 +154,10 @@ export interface Storage {
   threads: ThreadStore;
   runs: RunStore;
   checkpointer: BaseCheckpointSaver;
+  /**
+   * Resolves once every write made so far is durable. Writes may be batched (group commit), so a change
+   * is acknowledged to a client only after this resolves.
+   */
+  sync(): Promise<void>;
   close(): Promise<void>;
 }

@@ -14,7 +14,10 @@ import { now, orderBy, toAssistant } from "./rows.js";
 const SORTABLE = ["assistant_id", "graph_id", "name", "created_at", "updated_at"] as const;
 
 export class SqliteAssistants implements AssistantStore {
-  constructor(private db: Database.Database) {}
+  constructor(
+    private db: Database.Database,
+    private begin: () => void,
+  ) {}
 
   private insertVersion(a: Assistant): void {
     this.db
@@ -59,6 +62,7 @@ export class SqliteAssistants implements AssistantStore {
   }
 
   async create(input: AssistantInput): Promise<Assistant | null> {
+    this.begin();
     return this.db.transaction(() => {
       if (this.db.prepare("SELECT 1 FROM assistants WHERE assistant_id = ?").get(input.assistant_id))
         return null;
@@ -76,6 +80,7 @@ export class SqliteAssistants implements AssistantStore {
   }
 
   async patch(id: string, patch: AssistantPatch): Promise<Assistant | null> {
+    this.begin();
     return this.db.transaction(() => {
       const r = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
       if (!r) return null;
@@ -101,6 +106,7 @@ export class SqliteAssistants implements AssistantStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    this.begin();
     return this.db.prepare("DELETE FROM assistants WHERE assistant_id = ?").run(id).changes > 0;
   }
 
@@ -152,6 +158,7 @@ export class SqliteAssistants implements AssistantStore {
   }
 
   async setLatest(id: string, version: number): Promise<Assistant | null> {
+    this.begin();
     return this.db.transaction(() => {
       const cur = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
       const v = this.db

@@ -1,6 +1,7 @@
 // LangGraph's SQLite checkpointer, with the run's identifiers recorded in each checkpoint's metadata.
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Checkpoint, CheckpointMetadata } from "@langchain/langgraph-checkpoint";
+import type { Checkpoint, CheckpointMetadata, PendingWrite } from "@langchain/langgraph-checkpoint";
+import type Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 
 // Keys of `configurable` that describe the position in the graph, not the run: not copied to metadata.
@@ -16,12 +17,27 @@ export function enrichMetadata(config: RunnableConfig, metadata: CheckpointMetad
   return { ...extra, ...(config.metadata ?? {}), ...metadata } as CheckpointMetadata;
 }
 
+/** Writes join the group-commit transaction (`begin` is called before each one). */
 export class HangarSqliteSaver extends SqliteSaver {
-  async put(
-    config: RunnableConfig,
-    checkpoint: Checkpoint,
-    metadata: CheckpointMetadata,
-  ): Promise<RunnableConfig> {
+  constructor(
+    db: Database.Database,
+    private begin: () => void,
+  ) {
+    super(db);
+  }
+
+  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+    this.begin();
     return super.put(config, checkpoint, enrichMetadata(config, metadata));
+  }
+
+  async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
+    this.begin();
+    return super.putWrites(config, writes, taskId);
+  }
+
+  async deleteThread(threadId: string): Promise<void> {
+    this.begin();
+    return super.deleteThread(threadId);
   }
 }

@@ -6,11 +6,15 @@ import { now, statementCache, toRun } from "./rows.js";
 export class SqliteRuns implements RunStore {
   private stmt: ReturnType<typeof statementCache>;
 
-  constructor(db: Database.Database) {
+  constructor(
+    db: Database.Database,
+    private begin: () => void,
+  ) {
     this.stmt = statementCache(db);
   }
 
   async create(input: RunInput): Promise<Run> {
+    this.begin();
     const ts = now();
     this.stmt(
       `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy)
@@ -49,6 +53,7 @@ export class SqliteRuns implements RunStore {
   }
 
   async setStatus(runId: string, status: RunStatus): Promise<void> {
+    this.begin();
     this.stmt("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?").run(status, now(), runId);
   }
 
@@ -59,6 +64,7 @@ export class SqliteRuns implements RunStore {
   }
 
   async delete(runId: string): Promise<void> {
+    this.begin();
     this.stmt("DELETE FROM runs WHERE run_id = ?").run(runId);
   }
 }

@@ -9,11 +9,15 @@ const SORTABLE = ["thread_id", "status", "created_at", "updated_at", "state_upda
 export class SqliteThreads implements ThreadStore {
   private stmt: ReturnType<typeof statementCache>;
 
-  constructor(private db: Database.Database) {
+  constructor(
+    private db: Database.Database,
+    private begin: () => void,
+  ) {
     this.stmt = statementCache(db);
   }
 
   async create(input: ThreadInput): Promise<Thread | null> {
+    this.begin();
     const ts = now();
     const res = this.stmt(
       `INSERT INTO threads (thread_id, created_at, updated_at, state_updated_at, metadata, status, config, "values", interrupts)
@@ -39,6 +43,7 @@ export class SqliteThreads implements ThreadStore {
   }
 
   async patchMetadata(id: string, metadata: Json): Promise<Thread | null> {
+    this.begin();
     const r = this.stmt(
       "UPDATE threads SET metadata = json_patch(metadata, ?), updated_at = ? WHERE thread_id = ? RETURNING *",
     ).get(JSON.stringify(metadata), now(), id);
@@ -46,6 +51,7 @@ export class SqliteThreads implements ThreadStore {
   }
 
   async delete(id: string): Promise<boolean> {
+    this.begin();
     return this.db.transaction(() => {
       const n = this.stmt("DELETE FROM threads WHERE thread_id = ?").run(id).changes;
       this.stmt("DELETE FROM runs WHERE thread_id = ?").run(id);
@@ -88,6 +94,7 @@ export class SqliteThreads implements ThreadStore {
   }
 
   async copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null> {
+    this.begin();
     return this.db.transaction(() => {
       const ts = now();
       const row = this.stmt(
@@ -116,6 +123,7 @@ export class SqliteThreads implements ThreadStore {
     id: string,
     u: { status?: ThreadStatus; values?: Json | null; interrupts?: Json; error?: unknown; metadata?: Json },
   ): Promise<void> {
+    this.begin();
     const sets: string[] = ["updated_at = ?"];
     const ts = now();
     const params: unknown[] = [ts];
