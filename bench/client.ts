@@ -18,15 +18,24 @@ export class HttpError extends Error {
 
 /** POSTs a JSON body and returns the parsed JSON answer; throws on non-2xx. */
 export async function postJson<T = any>(url: string, body: unknown): Promise<T> {
+  return (await postJsonSized<T>(url, body)).body;
+}
+
+/** Like `postJson`, also returning the response body size in bytes. */
+export async function postJsonSized<T = any>(
+  url: string,
+  body: unknown,
+): Promise<{ body: T; bytes: number }> {
   const res = await fetch(url, {
     method: "POST",
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
     signal: AbortSignal.timeout(REQUEST_TIMEOUT_MS),
   });
-  const text = await res.text();
+  const buf = Buffer.from(await res.arrayBuffer());
+  const text = buf.toString("utf-8");
   if (!res.ok) throw new HttpError(res.status, `POST ${url} -> ${res.status}: ${text.slice(0, 300)}`);
-  return (text ? JSON.parse(text) : null) as T;
+  return { body: (text ? JSON.parse(text) : null) as T, bytes: buf.byteLength };
 }
 
 export async function getJson<T = any>(url: string): Promise<T> {
@@ -47,6 +56,8 @@ export interface StreamTiming {
   /** ms from just before `fetch` until the body was fully read. */
   totalMs: number;
   events: SseEvent[];
+  /** Body size in bytes. */
+  bytes: number;
 }
 
 /** POSTs a JSON body to an SSE endpoint and reads the whole stream, timing the first event and the end. */
@@ -66,12 +77,16 @@ export async function postSse(url: string, body: unknown): Promise<StreamTiming>
   const events: SseEvent[] = [];
   let firstEventMs = -1;
   let buf = "";
+  let bytes = 0;
   const reader = res.body.getReader();
   for (;;) {
     const { done, value } = await reader.read();
     if (done) break;
+    bytes += value.byteLength;
     buf += decoder.decode(value, { stream: true });
-    buf = buf.replace(/\r\n?/g, "\n");
+    // Normalise CRLF / CR line ends; a trailing "\r" may be half of a "\r\n" split across chunks.
+    const held = buf.endsWith("\r") ? "\r" : "";
+    buf = buf.slice(0, buf.length - held.length).replace(/\r\n?/g, "\n") + held;
     let idx: number;
     while ((idx = buf.indexOf("\n\n")) >= 0) {
       const block = buf.slice(0, idx);
@@ -90,7 +105,7 @@ export async function postSse(url: string, body: unknown): Promise<StreamTiming>
   }
   const totalMs = performance.now() - t0;
   if (firstEventMs < 0) throw new Error(`POST ${url}: stream ended without any event`);
-  return { firstEventMs, totalMs, events };
+  return { firstEventMs, totalMs, events, bytes };
 }
 
 function parseBlock(block: string): SseEvent | undefined {

@@ -112,19 +112,15 @@ export async function runLevel<T>(opts: LevelOptions<T>): Promise<LevelResult> {
     const now = performance.now();
     return now < end || (i < opts.minSamples && now < hardEnd);
   };
-  await pool(
-    opts.concurrency,
-    more,
-    async (i) => {
-      try {
-        const m = await opts.op(inputAt(opts.warmup + i), opts.warmup + i);
-        for (const [k, v] of Object.entries(m)) (samples[k] ??= []).push(v);
-        successes++;
-      } catch (err) {
-        fail(err);
-      }
-    },
-  );
+  await pool(opts.concurrency, more, async (i) => {
+    try {
+      const m = await opts.op(inputAt(opts.warmup + i), opts.warmup + i);
+      for (const [k, v] of Object.entries(m)) (samples[k] ??= []).push(v);
+      successes++;
+    } catch (err) {
+      fail(err);
+    }
+  });
   const wallMs = performance.now() - start;
   const metrics: Record<string, MetricStats> = {};
   for (const [k, v] of Object.entries(samples)) metrics[k] = summarise(v);

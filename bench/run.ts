@@ -84,11 +84,13 @@ interface Row {
   mean: number;
   min: number;
   max: number;
+  /** Means of the op's extra, non-timing values (response bytes, SSE events). */
+  extra?: Record<string, number>;
 }
 
 interface TargetInfo {
-  url?: string;
-  startupMs?: number;
+  /** Spawn-to-ready time of each server start (one fresh server per scenario). */
+  startupMs: number[];
   log?: string;
   info?: unknown;
   error?: string;
@@ -130,6 +132,10 @@ function parseCli() {
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
 
 function toRows(target: Row["target"], scenario: string, level: LevelResult, metrics: string[]): Row[] {
+  const extraKeys = Object.keys(level.metrics).filter((k) => !metrics.includes(k));
+  const extra = extraKeys.length
+    ? Object.fromEntries(extraKeys.map((k) => [k, Math.round(level.metrics[k].mean)]))
+    : undefined;
   return metrics.map((metric) => {
     const m = level.metrics[metric];
     return {
@@ -147,6 +153,7 @@ function toRows(target: Row["target"], scenario: string, level: LevelResult, met
       mean: m?.mean ?? NaN,
       min: m?.min ?? NaN,
       max: m?.max ?? NaN,
+      extra,
     };
   });
 }
@@ -157,68 +164,71 @@ function describe(level: LevelResult, metrics: string[]): string {
     return m ? `${k} p50 ${fmtMs(m.p50)} p95 ${fmtMs(m.p95)}` : `${k} -`;
   });
   const err = level.errors ? `  ERRORS ${level.errors}: ${level.firstError}` : "";
-  return `${parts.join(", ")}  ${fmtRate(level.throughput)} req/s (n=${level.count})${err}`;
+  const extras = Object.entries(level.metrics)
+    .filter(([k]) => !metrics.includes(k))
+    .map(([k, m]) => (k === "bytes" ? `${(m.mean / 1024).toFixed(1)} KiB` : `${Math.round(m.mean)} ${k}`));
+  const extra = extras.length ? ` [${extras.join(", ")}]` : "";
+  return `${parts.join(", ")}  ${fmtRate(level.throughput)} req/s (n=${level.count})${extra}${err}`;
 }
 
-async function benchTarget(
+/**
+ * One scenario on one target, on a fresh server: start, untimed setup, both concurrency levels, stop.
+ * Returns false when the server did not start (the target is then skipped for the remaining scenarios).
+ */
+async function benchScenario(
   name: TargetName,
-  scenarios: Scenario[],
+  scenario: Scenario,
   profile: Profile,
   stamp: string,
+  info: TargetInfo,
   rows: Row[],
-): Promise<TargetInfo> {
-  const info: TargetInfo = { setupMs: {}, setupErrors: {} };
-  log(`\n== ${name}: starting server...`);
+): Promise<boolean> {
   let server: BenchServer;
   try {
     server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
   } catch (err) {
     info.error = (err as Error).message;
-    log(`== ${name}: FAILED TO START\n${info.error}`);
-    return info;
+    log(`  ${name}: FAILED TO START\n${info.error}`);
+    return false;
   }
-  info.url = server.url;
-  info.startupMs = Math.round(server.startupMs);
+  info.startupMs.push(Math.round(server.startupMs));
   info.log = relative(ROOT, server.logFile);
-  log(`== ${name}: ${server.url} (pid ${server.pid}, ready in ${info.startupMs} ms, log ${info.log})`);
+  log(`  ${name}: ${server.url} (pid ${server.pid}, ready in ${Math.round(server.startupMs)} ms)`);
   try {
-    info.info = await getJson(`${server.url}/info`).catch((err) => ({ error: (err as Error).message }));
+    info.info ??= await getJson(`${server.url}/info`).catch((err) => ({ error: (err as Error).message }));
     const ctx: ScenarioContext = { url: server.url, searchThreads: profile.searchThreads };
-    for (const scenario of scenarios) {
-      let state: unknown;
-      if (scenario.setup) {
-        const t0 = performance.now();
-        try {
-          state = await scenario.setup(ctx);
-        } catch (err) {
-          info.setupErrors[scenario.id] = (err as Error).message;
-          log(`  ${scenario.id}: SETUP FAILED: ${(err as Error).message}`);
-          continue;
-        }
-        info.setupMs[scenario.id] = Math.round(performance.now() - t0);
-        log(`  ${scenario.id}: setup ${info.setupMs[scenario.id]} ms`);
+    let state: unknown;
+    if (scenario.setup) {
+      const t0 = performance.now();
+      try {
+        state = await scenario.setup(ctx);
+      } catch (err) {
+        info.setupErrors[scenario.id] = (err as Error).message;
+        log(`  ${name} ${scenario.id}: SETUP FAILED: ${(err as Error).message}`);
+        return true;
       }
-      for (const concurrency of CONCURRENCY) {
-        const level = await runLevel({
-          concurrency,
-          warmup: profile.warmup,
-          n: profile.n,
-          maxMs: profile.maxMs,
-          minSamples: profile.minSamples,
-          hardMaxMs: profile.hardMaxMs,
-          warmupMaxMs: profile.warmupMaxMs,
-          prepare: scenario.prepare ? (count) => scenario.prepare!(ctx, state, count) : undefined,
-          op: (input) => scenario.op(ctx, state, input),
-        });
-        rows.push(...toRows(name, scenario.id, level, scenario.metrics));
-        log(`  ${scenario.id} c=${concurrency}: ${describe(level, scenario.metrics)}`);
-      }
+      info.setupMs[scenario.id] = Math.round(performance.now() - t0);
+      log(`  ${name} ${scenario.id}: setup ${info.setupMs[scenario.id]} ms`);
+    }
+    for (const concurrency of CONCURRENCY) {
+      const level = await runLevel({
+        concurrency,
+        warmup: profile.warmup,
+        n: profile.n,
+        maxMs: profile.maxMs,
+        minSamples: profile.minSamples,
+        hardMaxMs: profile.hardMaxMs,
+        warmupMaxMs: profile.warmupMaxMs,
+        prepare: scenario.prepare ? (count) => scenario.prepare!(ctx, state, count) : undefined,
+        op: (input) => scenario.op(ctx, state, input),
+      });
+      rows.push(...toRows(name, scenario.id, level, scenario.metrics));
+      log(`  ${name} ${scenario.id} c=${concurrency}: ${describe(level, scenario.metrics)}`);
     }
   } finally {
-    log(`== ${name}: stopping pid ${server.pid}`);
     await server.stop();
   }
-  return info;
+  return true;
 }
 
 async function benchBaseline(profile: Profile, rows: Row[]): Promise<string | undefined> {
@@ -346,6 +356,23 @@ function renderReport(rows: Row[], scenarios: Scenario[], targets: TargetName[])
   return out.join("\n");
 }
 
+function renderServerNotes(info: Partial<Record<TargetName, TargetInfo>>, targets: TargetName[]): string {
+  const lines: string[] = [];
+  for (const t of targets) {
+    const i = info[t];
+    if (!i) continue;
+    const starts = i.startupMs;
+    const startup = starts.length
+      ? `start-up ${fmtMs(starts.reduce((a, b) => a + b, 0) / starts.length)} ms avg over ${starts.length}`
+      : "not started";
+    const setups = Object.entries(i.setupMs).map(([s, ms]) => `${s} ${(ms / 1000).toFixed(1)} s`);
+    lines.push(
+      `${t}: ${startup}; untimed setup: ${setups.join(", ") || "-"}${i.log ? `; log ${i.log}` : ""}`,
+    );
+  }
+  return lines.join("\n");
+}
+
 // ---------- main ----------
 
 async function main(): Promise<number> {
@@ -357,6 +384,7 @@ async function main(): Promise<number> {
   const scenarios = SERVER_SCENARIOS.filter((s) => only.includes(s.id));
   const rows: Row[] = [];
   const started = Date.now();
+  const loadStart = loadavg();
   log(
     `Hangar bench: ${quick ? "quick" : "full"} profile (warmup ${profile.warmup}, N=${profile.n} or ` +
       `${profile.maxMs / 1000} s, concurrency ${CONCURRENCY.join(" & ")}), targets ${targets.join(", ")}, ` +
@@ -366,18 +394,33 @@ async function main(): Promise<number> {
   let baselineError: string | undefined;
   if (only.includes("baseline")) baselineError = await benchBaseline(profile, rows);
   const targetInfo: Partial<Record<TargetName, TargetInfo>> = {};
-  for (const t of targets) {
-    if (scenarios.length === 0) break;
-    targetInfo[t] = await benchTarget(t, scenarios, profile, stamp, rows);
+  for (const t of targets) targetInfo[t] = { startupMs: [], setupMs: {}, setupErrors: {} };
+  // Fresh servers per scenario (clean state, no background work of one server during the other's
+  // measurement); targets interleaved per scenario, alternating who goes first, to spread load drift.
+  for (const [i, scenario] of scenarios.entries()) {
+    log(`\n== ${scenario.id}: ${scenario.title}`);
+    const order = i % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) {
+      const info = targetInfo[t]!;
+      if (info.error) continue;
+      await benchScenario(t, scenario, profile, stamp, info, rows);
+    }
   }
 
+  const loadEnd = loadavg();
   const report = renderReport(rows, scenarios, targets);
   process.stdout.write(`\n${report}\n`);
+  process.stdout.write(`\n${renderServerNotes(targetInfo, targets)}\n`);
+  process.stdout.write(
+    `Host: ${availableParallelism()} CPUs, node ${process.version}, 1-min load average ` +
+      `${loadStart[0].toFixed(1)} at start, ${loadEnd[0].toFixed(1)} at end ` +
+      `(client and servers share the machine).\n`,
+  );
   const failures = Object.entries(targetInfo).filter(
     ([, i]) => i?.error || Object.keys(i?.setupErrors ?? {}).length,
   );
   for (const [t, i] of failures) {
-    if (i?.error) process.stdout.write(`! ${t}: failed to start (see stderr / ${i.log ?? "log"})\n`);
+    if (i?.error) process.stdout.write(`! ${t}: failed to start: ${i.error.split("\n")[0]}\n`);
     for (const [s, e] of Object.entries(i?.setupErrors ?? {}))
       process.stdout.write(`! ${t}/${s} setup: ${e}\n`);
   }
@@ -398,7 +441,8 @@ async function main(): Promise<number> {
           platform: process.platform,
           cpus: availableParallelism(),
           cpuModel: cpus()[0]?.model,
-          loadavg: loadavg(),
+          loadavgStart: loadStart,
+          loadavgEnd: loadEnd,
         },
         targetInfo,
         baselineError,

@@ -6,7 +6,7 @@
  * checks the answer, so a fast-but-wrong server counts errors instead of winning.
  */
 import { mapConcurrent } from "./measure.ts";
-import { postJson, postSse, type StreamTiming } from "./client.ts";
+import { postJson, postJsonSized, postSse, type StreamTiming } from "./client.ts";
 
 export const GRAPH_ID = "chat";
 export const INPUT = { messages: [{ role: "user", content: "hi" }] };
@@ -24,7 +24,10 @@ export interface ScenarioContext {
 export interface Scenario<S = any, T = any> {
   id: string;
   title: string;
-  /** Timed metrics, in display order; the first one is the headline latency. */
+  /**
+   * Timed metrics (ms), in display order. `op` may return further keys (e.g. `bytes`, `events`): they are
+   * averaged into the JSON results only.
+   */
   metrics: string[];
   /** Untimed, once per server; returns state shared by both concurrency levels. */
   setup?: (ctx: ScenarioContext) => Promise<S>;
@@ -75,7 +78,7 @@ function checkStream(s: StreamTiming, what: string): Record<string, number> {
   }
   const lastValues = [...s.events].reverse().find((e) => e.event === "values");
   checkValues(JSON.parse(lastValues!.data), what);
-  return { ttfe: s.firstEventMs, total: s.totalMs };
+  return { ttfe: s.firstEventMs, total: s.totalMs, bytes: s.bytes, events: s.events.length };
 }
 
 async function runWait(url: string, threadId: string): Promise<any> {
@@ -100,10 +103,13 @@ export const runWaitScenario: Scenario<void, string> = {
   prepare: (ctx, _s, count) => freshThreads(ctx, count),
   async op(ctx, _s, threadId) {
     const t0 = performance.now();
-    const values = await runWait(ctx.url, threadId);
+    const { body: values, bytes } = await postJsonSized(`${ctx.url}/threads/${threadId}/runs/wait`, {
+      assistant_id: GRAPH_ID,
+      input: INPUT,
+    });
     const latency = performance.now() - t0;
     checkValues(values, "runs/wait");
-    return { latency };
+    return { latency, bytes };
   },
 };
 
@@ -156,7 +162,7 @@ export const historyScenario: Scenario<string, void> = {
   },
   async op(ctx, threadId) {
     const t0 = performance.now();
-    const states = await postJson<unknown[]>(`${ctx.url}/threads/${threadId}/history`, {
+    const { body: states, bytes } = await postJsonSized<unknown[]>(`${ctx.url}/threads/${threadId}/history`, {
       limit: HISTORY_LIMIT,
     });
     const latency = performance.now() - t0;
@@ -165,7 +171,7 @@ export const historyScenario: Scenario<string, void> = {
         `history: expected ${HISTORY_LIMIT} states, got ${Array.isArray(states) ? states.length : typeof states}`,
       );
     }
-    return { latency };
+    return { latency, bytes };
   },
 };
 
@@ -185,7 +191,7 @@ export const searchScenario: Scenario<void, void> = {
   },
   async op(ctx) {
     const t0 = performance.now();
-    const threads = await postJson<Thread[]>(`${ctx.url}/threads/search`, {
+    const { body: threads, bytes } = await postJsonSized<Thread[]>(`${ctx.url}/threads/search`, {
       metadata: { bench_group: SEARCH_GROUP },
       limit: SEARCH_LIMIT,
     });
@@ -198,7 +204,7 @@ export const searchScenario: Scenario<void, void> = {
     }
     const wrong = threads.find((t) => t.metadata?.bench_group !== SEARCH_GROUP);
     if (wrong) throw new Error(`search: thread ${wrong.thread_id} does not match the filter`);
-    return { latency };
+    return { latency, bytes };
   },
 };
 

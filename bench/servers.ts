@@ -11,6 +11,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import {
   cpSync,
   createWriteStream,
+  mkdirSync,
   mkdtempSync,
   readFileSync,
   rmSync,
@@ -132,7 +133,8 @@ function spawnLogged(
   });
   const entry: Live = { proc, dirs: opts.dirs };
   live.add(entry);
-  const log = createWriteStream(opts.logFile);
+  const log = createWriteStream(opts.logFile, { flags: "a" });
+  log.write(`\n===== ${new Date().toISOString()} ${[cmd, ...args].join(" ")}\n`);
   let out = "";
   const onData = (d: Buffer) => {
     log.write(d);
@@ -152,6 +154,7 @@ function exitPromise(proc: ChildProcess): Promise<never> {
 
 /** Starts `node bin/hangar.js dev --port 0 ...` and resolves once it prints where it listens. */
 export async function startHangar(stamp: string): Promise<BenchServer> {
+  mkdirSync(RESULTS_DIR, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), "hangar-bench-data-"));
   const logFile = join(RESULTS_DIR, `${stamp}-hangar.log`);
   const env = { ...process.env };
@@ -217,7 +220,7 @@ export async function startPeer(stamp: string): Promise<BenchServer> {
   let lastErr: Error | undefined;
   for (let attempt = 1; attempt <= 3; attempt++) {
     try {
-      return await startPeerOnce(stamp, attempt);
+      return await startPeerOnce(stamp);
     } catch (err) {
       lastErr = err as Error;
       if (!/EADDRINUSE/.test(lastErr.message)) break;
@@ -226,7 +229,7 @@ export async function startPeer(stamp: string): Promise<BenchServer> {
   throw lastErr;
 }
 
-async function startPeerOnce(stamp: string, attempt: number): Promise<BenchServer> {
+async function startPeerOnce(stamp: string): Promise<BenchServer> {
   const base = mkdtempSync(join(tmpdir(), "hangar-bench-peer-"));
   const project = join(base, "examples");
   cpSync(EXAMPLES_DIR, project, {
@@ -238,7 +241,8 @@ async function startPeerOnce(stamp: string, attempt: number): Promise<BenchServe
   writeFileSync(join(project, ".gitignore"), ".langgraph_api\n");
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
-  const logFile = join(RESULTS_DIR, `${stamp}-peer${attempt > 1 ? `-${attempt}` : ""}.log`);
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  const logFile = join(RESULTS_DIR, `${stamp}-peer.log`);
   const env: NodeJS.ProcessEnv = {
     ...process.env,
     LANGGRAPH_CLI_NO_ANALYTICS: "1",
@@ -314,10 +318,6 @@ async function waitOk(url: string, timeoutMs: number): Promise<void> {
 }
 
 function tail(text: string, lines = 30): string {
-  // eslint-disable-next-line no-control-regex
-  return text
-    .replace(/\x1b\[[0-9;]*m/g, "")
-    .split("\n")
-    .slice(-lines)
-    .join("\n");
+  const ansi = new RegExp(String.fromCharCode(27) + "\\[[0-9;]*m", "g");
+  return text.replace(ansi, "").split("\n").slice(-lines).join("\n");
 }

@@ -52,6 +52,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => console.error(m));
   const project = loadProjectConfig(opts.configPath);
   applyEnv(project.env);
+  // Await LangChain callbacks inline: backgrounded ones can deliver the last token after the run ended.
+  process.env.LANGCHAIN_CALLBACKS_BACKGROUND ??= "false";
   const dataDir = opts.dataDir ?? join(project.projectDir, ".hangar");
   let storage: Storage | undefined;
   let app: FastifyInstance | undefined;

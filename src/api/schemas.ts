@@ -111,9 +111,15 @@ export const StateUpdate = z.object({
   checkpoint: CheckpointRef.optional(),
   checkpoint_id: z.string().optional(),
 });
+// The SDK sends `before` as a RunnableConfig ({configurable: {checkpoint_id}}); the OpenAPI document as a
+// checkpoint object or an id. All three are accepted.
+const unwrapConfigurable = (v: unknown) =>
+  typeof v === "object" && v !== null && "configurable" in v
+    ? (v as { configurable: unknown }).configurable
+    : v;
 export const HistoryBody = z.object({
   limit: Limit(10),
-  before: z.union([z.string(), CheckpointRef]).nullable().optional(),
+  before: z.preprocess(unwrapConfigurable, z.union([z.string(), CheckpointRef]).nullable().optional()),
   metadata: Obj.nullable().optional(),
   checkpoint: CheckpointRef.nullable().optional(),
 });

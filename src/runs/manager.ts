@@ -8,7 +8,7 @@ import type { Assistant, Json, Run, Storage, Thread } from "../storage/types.js"
 import type { RunChannel, StreamBroker } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { toPlain } from "./serde.js";
-import { interruptsByTask, snapshotToState } from "./state.js";
+import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 
 export interface StartedRun {
   run: Run;
@@ -231,16 +231,19 @@ export class RunManager {
     );
     let output: unknown = outcome.error ? { __error__: outcome.error } : toPlain(outcome.values ?? null);
     if (threadId) {
-      const state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
-      const interrupted = state.next.length > 0;
-      const interrupts = interruptsByTask(state);
-      if (!outcome.error && state.interrupts.length) {
+      let state: ThreadStateJson | null = null;
+      try {
+        state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+      } catch (e) {
+        // After a failed run the checkpoint may hold the writes that failed; the error is already reported.
+        if (!outcome.error) throw e;
+      }
+      if (state && !outcome.error && state.interrupts.length) {
         output = { ...(state.values as Json), __interrupt__: state.interrupts };
       }
       await this.storage.threads.setState(threadId, {
-        status: outcome.status === "error" ? "error" : interrupted ? "interrupted" : "idle",
-        values: state.values as Json,
-        interrupts,
+        status: outcome.status === "error" ? "error" : state?.next.length ? "interrupted" : "idle",
+        ...(state ? { values: state.values as Json, interrupts: interruptsByTask(state) } : {}),
         error: outcome.error ?? null,
       });
       await this.storage.runs.setStatus(run.run_id, outcome.status);

@@ -302,9 +302,17 @@ describe("search and count", () => {
   });
 
   it("sorts by graph_id and by assistant_id", async () => {
-    const byGraph = await client.assistants.search({ metadata: { tag }, sortBy: "graph_id", sortOrder: "asc" });
+    const byGraph = await client.assistants.search({
+      metadata: { tag },
+      sortBy: "graph_id",
+      sortOrder: "asc",
+    });
     expect(byGraph.map((a) => a.graph_id)).toEqual(["chat", "chat", "research", "research"]);
-    const byId = await client.assistants.search({ metadata: { tag }, sortBy: "assistant_id", sortOrder: "desc" });
+    const byId = await client.assistants.search({
+      metadata: { tag },
+      sortBy: "assistant_id",
+      sortOrder: "desc",
+    });
     expect(byId.map((a) => a.assistant_id)).toEqual([...ids].sort().reverse());
   });
 

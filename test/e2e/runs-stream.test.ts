@@ -2,13 +2,9 @@
 import type { Client, StreamMode } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { graph as researchGraph } from "../../examples/src/research.ts";
 import { baseMode, collect, namespaceOf, postSse, type StreamPart } from "../helpers/sse.ts";
 
-/** The fake chat model of examples/src/chat.ts answers with these, in turn (greeting from langgraph.json env). */
-const REPLIES = [
-  "Hello from Hangar! I am a fake model, so I say the same few things.",
-  "Streaming works token by token, and every turn is saved in the thread.",
-];
 const ALL_MODES: StreamMode[] = [
   "values",
   "updates",
@@ -20,10 +16,33 @@ const ALL_MODES: StreamMode[] = [
   "checkpoints",
 ];
 /** Event names of the eight modes on the wire (`messages-tuple` is sent as `messages`). */
-const ALL_EVENT_NAMES = ["values", "updates", "messages", "custom", "debug", "events", "tasks", "checkpoints"];
+const ALL_EVENT_NAMES = [
+  "values",
+  "updates",
+  "messages",
+  "custom",
+  "debug",
+  "events",
+  "tasks",
+  "checkpoints",
+];
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 const human = (content: string) => ({ messages: [{ type: "human", content }] });
+
+/** What the research example yields when run in-process (no server): the reference for server output. */
+async function localResearch(topic: string, streamMode: "updates" | "custom", subgraphs = false) {
+  const out: Array<{ ns: string[]; data: any }> = [];
+  for await (const chunk of await researchGraph.stream({ topic }, { streamMode, subgraphs })) {
+    if (subgraphs) {
+      const [ns, data] = chunk as unknown as [string[], any];
+      out.push({ ns, data });
+    } else out.push({ ns: [], data: chunk });
+  }
+  return out;
+}
+
+const isNonEmptyString = (v: unknown) => typeof v === "string" && v.length > 0;
 
 let hangar: HangarProcess;
 let client: Client;
@@ -109,7 +128,7 @@ describe("stream modes, one at a time", () => {
     const last = events[events.length - 1].data;
     expect(last.messages.map((m: any) => m.type)).toEqual(["human", "ai"]);
     expect(last.messages[0].content).toBe("hello");
-    expect(REPLIES).toContain(last.messages[1].content);
+    expect(isNonEmptyString(last.messages[1].content)).toBe(true);
   });
 
   it("updates: each item names the node that produced it", async () => {
@@ -124,13 +143,16 @@ describe("stream modes, one at a time", () => {
 
     const research = body(
       await collect(
-        client.runs.stream(await newThread(), "research", { input: { topic: "cats" }, streamMode: "updates" }),
+        client.runs.stream(await newThread(), "research", {
+          input: { topic: "cats" },
+          streamMode: "updates",
+        }),
       ),
     );
     expect(new Set(names(research))).toEqual(new Set(["updates"]));
     expect(research.map((e) => Object.keys(e.data))).toEqual([["plan"], ["research"], ["write"]]);
-    expect(research[0].data.plan).toEqual({ notes: ["plan for cats"] });
-    expect(research[2].data.write).toEqual({ summary: "cats: 5 notes" });
+    const local = await localResearch("cats", "updates");
+    expect(research.map((e) => e.data)).toEqual(local.map((c) => c.data));
   });
 
   it("updates with stream_subgraphs: subgraph updates are namespaced, parallel nodes come separately", async () => {
@@ -162,9 +184,15 @@ describe("stream modes, one at a time", () => {
     const byNode = new Map(sub.map((e) => [Object.keys(e.data)[0], e.data[Object.keys(e.data)[0]]]));
     expect([...byNode.keys()].sort()).toEqual(["collect", "search_docs", "search_web"]);
     expect(sub).toHaveLength(3);
-    expect(byNode.get("search_web")).toEqual({ notes: ["web: facts about cats"] });
-    expect(byNode.get("search_docs")).toEqual({ notes: ["docs: facts about cats"] });
-    expect(byNode.get("collect")).toEqual({ notes: ["collected 3 notes"] });
+    const local = await localResearch("cats", "updates", true);
+    expect(top.map((e) => e.data)).toEqual(local.filter((c) => c.ns.length === 0).map((c) => c.data));
+    const localByNode = new Map(
+      local
+        .filter((c) => c.ns.length === 1)
+        .map((c) => [Object.keys(c.data)[0], c.data[Object.keys(c.data)[0]]]),
+    );
+    expect(localByNode.size).toBe(3);
+    expect(Object.fromEntries(byNode)).toEqual(Object.fromEntries(localByNode));
     // collect runs after both searches.
     expect(Object.keys(sub[2].data)).toEqual(["collect"]);
   });
@@ -172,7 +200,9 @@ describe("stream modes, one at a time", () => {
   it("messages-tuple: event `messages` with [chunk, metadata] naming the node", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "messages-tuple" })),
+      await collect(
+        client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "messages-tuple" }),
+      ),
     );
     expect(events.length).toBeGreaterThan(0);
     expect(new Set(names(events))).toEqual(new Set(["messages"]));
@@ -188,23 +218,28 @@ describe("stream modes, one at a time", () => {
       text += chunk.content;
     }
     // The state after the stream holds the AI reply the chunks spelled out.
-    const state = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(threadId);
+    const state = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(
+      threadId,
+    );
     expect(state.values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
     const reply = state.values.messages[1].content;
-    expect(REPLIES).toContain(reply);
+    expect(isNonEmptyString(reply)).toBe(true);
     expect(text).toBe(reply);
   });
 
   it("custom: data written by config.writer inside the subgraph", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "research", { input: { topic: "owls" }, streamMode: "custom" })),
+      await collect(
+        client.runs.stream(threadId, "research", { input: { topic: "owls" }, streamMode: "custom" }),
+      ),
     );
     expect(new Set(names(events))).toEqual(new Set(["custom"]));
-    expect(events.map((e) => e.data).sort((a, b) => a.source.localeCompare(b.source))).toEqual([
-      { source: "docs", status: "searching", topic: "owls" },
-      { source: "web", status: "searching", topic: "owls" },
-    ]);
+    const bySource = (a: { source: string }, b: { source: string }) => a.source.localeCompare(b.source);
+    const local = (await localResearch("owls", "custom")).map((c) => c.data);
+    expect(local).toHaveLength(2);
+    expect(events.map((e) => e.data).sort(bySource)).toEqual(local.sort(bySource));
+    expect(events[0].data).toMatchObject({ status: "searching", topic: "owls" });
   });
 
   it("debug: checkpoints and tasks with node names", async () => {
@@ -239,7 +274,9 @@ describe("stream modes, one at a time", () => {
   it("tasks: a start and a result for every node", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "research", { input: { topic: "cats" }, streamMode: "tasks" })),
+      await collect(
+        client.runs.stream(threadId, "research", { input: { topic: "cats" }, streamMode: "tasks" }),
+      ),
     );
     expect(new Set(names(events))).toEqual(new Set(["tasks"]));
     for (const node of ["plan", "research", "write"]) {
@@ -251,9 +288,10 @@ describe("stream modes, one at a time", () => {
       expect(start.data).toHaveProperty("triggers");
       expect(end.data).toHaveProperty("result");
     }
-    expect(events.find((e) => e.data.name === "write" && "result" in e.data)!.data.result).toEqual({
-      summary: "cats: 5 notes",
-    });
+    const local = await localResearch("cats", "updates");
+    expect(events.find((e) => e.data.name === "write" && "result" in e.data)!.data.result).toEqual(
+      local.find((c) => "write" in c.data)!.data.write,
+    );
   });
 
   it("checkpoints: one per super-step, ending with the final state", async () => {
@@ -269,7 +307,7 @@ describe("stream modes, one at a time", () => {
     expect([...steps].sort((a, b) => a - b)).toEqual(steps);
     const last = events[events.length - 1].data;
     expect(last.next).toEqual([]);
-    expect(last.values.summary).toBe("cats: 5 notes");
+    expect(last.values).toEqual(await researchGraph.invoke({ topic: "cats" }));
   });
 });
 
@@ -365,7 +403,11 @@ describe("run records and options", () => {
     const out = (await client.runs.wait(threadId, "chat", { input: human("forked"), checkpointId })) as {
       messages: Array<{ type: string; content: string }>;
     };
-    expect(out.messages.map((m) => m.content).slice(0, 3)).toEqual(["first", afterFirst!.values.messages[1].content, "forked"]);
+    expect(out.messages.map((m) => m.content).slice(0, 3)).toEqual([
+      "first",
+      afterFirst!.values.messages[1].content,
+      "forked",
+    ]);
     expect(out.messages).toHaveLength(4);
 
     const state = await client.threads.getState<{ messages: Array<{ content: string }> }>(threadId);
@@ -401,10 +443,12 @@ describe("run records and options", () => {
       await collect(client.runs.stream(threadId, "chat", { input: null, streamMode: "updates" })),
     );
     expect(resumed.map((e) => Object.keys(e.data))).toEqual([["agent"]]);
-    const done = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(threadId);
+    const done = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(
+      threadId,
+    );
     expect(done.next).toEqual([]);
     expect(done.values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
-    expect(REPLIES).toContain(done.values.messages[1].content);
+    expect(isNonEmptyString(done.values.messages[1].content)).toBe(true);
     expect((await client.threads.get(threadId)).status).toBe("idle");
   });
 

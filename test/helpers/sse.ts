@@ -85,7 +85,7 @@ export interface StreamPart {
 }
 
 /** Drains an SDK stream (or any async iterable of events) into an array. */
-export async function collect(stream: AsyncIterable<{ event: string; data: unknown; id?: string }>) {
+export async function collect(stream: AsyncIterable<unknown>): Promise<StreamPart[]> {
   const out: StreamPart[] = [];
   for await (const part of stream) out.push(part as StreamPart);
   return out;

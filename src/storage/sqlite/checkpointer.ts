@@ -26,7 +26,11 @@ export class HangarSqliteSaver extends SqliteSaver {
     super(db);
   }
 
-  async put(config: RunnableConfig, checkpoint: Checkpoint, metadata: CheckpointMetadata): Promise<RunnableConfig> {
+  async put(
+    config: RunnableConfig,
+    checkpoint: Checkpoint,
+    metadata: CheckpointMetadata,
+  ): Promise<RunnableConfig> {
     this.begin();
     return super.put(config, checkpoint, enrichMetadata(config, metadata));
   }

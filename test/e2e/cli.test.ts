@@ -1,0 +1,215 @@
+// End-to-end tests of `hangar dev`: config and graph loading errors, busy port, graph export kinds, env loading.
+import { spawn } from "node:child_process";
+import { writeFileSync } from "node:fs";
+import { createServer, type AddressInfo } from "node:net";
+import { basename, join } from "node:path";
+import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { BIN, ROOT, cleanupDir, startHangar, tempDir, type HangarProcess } from "../helpers/server.ts";
+
+const FIXTURES = join(ROOT, "test/fixtures");
+const PROJECT_CONFIG = join(FIXTURES, "cli-project/langgraph.json");
+const DOTENV_CONFIG = join(FIXTURES, "cli-dotenv/langgraph.json");
+const BROKEN_IMPORT_CONFIG = join(FIXTURES, "cli-broken-import/langgraph.json");
+const MISSING_EXPORT_CONFIG = join(FIXTURES, "cli-missing-export/langgraph.json");
+
+const dirs: string[] = [];
+function scratch(): string {
+  const d = tempDir("hangar-cli-test-");
+  dirs.push(d);
+  return d;
+}
+
+afterAll(() => {
+  for (const d of dirs) cleanupDir(d);
+});
+
+/**
+ * Runs `hangar <args>` to exit, like the harness's runHangar, but kills the process if it is still running
+ * after a generous bound, so a server that wrongly starts cannot leak (the test then fails on the exit code).
+ */
+function runCli(args: string[], boundMs = 30_000): Promise<{ code: number | null; output: string }> {
+  return new Promise((res) => {
+    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    let out = "";
+    proc.stdout!.on("data", (d) => (out += d));
+    proc.stderr!.on("data", (d) => (out += d));
+    const guard = setTimeout(() => {
+      out += "\n[test] still running; killed by the test\n";
+      proc.kill("SIGKILL");
+    }, boundMs);
+    proc.once("exit", (code) => {
+      clearTimeout(guard);
+      res({ code, output: out });
+    });
+  });
+}
+
+/** `hangar dev` with a throwaway data dir and a free port, for cases that must fail at startup. */
+function runDev(config: string, extra: string[] = []) {
+  return runCli([
+    "dev",
+    "--config",
+    config,
+    "--data-dir",
+    scratch(),
+    "--host",
+    "127.0.0.1",
+    "--port",
+    "0",
+    "--no-reload",
+    ...extra,
+  ]);
+}
+
+function expectFailedExit(r: { code: number | null; output: string }) {
+  expect(r.code, `expected a non-zero exit, output:\n${r.output}`).not.toBeNull();
+  expect(r.code, `expected a non-zero exit, output:\n${r.output}`).not.toBe(0);
+  expect(r.output).not.toMatch(/listening on http/);
+}
+
+describe("startup errors", () => {
+  it("an invalid JSON config exits non-zero naming the file", async () => {
+    const dir = scratch();
+    const file = join(dir, "broken-config-e41c.json");
+    writeFileSync(file, '{\n  "graphs": {\n    "chat": "./chat.ts:graph",\n');
+    const r = await runDev(file);
+    expectFailedExit(r);
+    expect(r.output).toContain(basename(file));
+  });
+
+  it("a missing config file exits non-zero naming the file", async () => {
+    const file = join(scratch(), "missing-config-9d2b.json");
+    const r = await runDev(file);
+    expectFailedExit(r);
+    expect(r.output).toContain(basename(file));
+  });
+
+  it("a graph module that throws on import exits non-zero naming the graph or file and the cause", async () => {
+    const r = await runDev(BROKEN_IMPORT_CONFIG);
+    expectFailedExit(r);
+    expect(r.output).toMatch(/fx_broken|broken\.ts/);
+    expect(r.output).toContain("broken-7f3a");
+  });
+
+  it("a graph spec pointing to a missing export says which export is missing", async () => {
+    const r = await runDev(MISSING_EXPORT_CONFIG);
+    expectFailedExit(r);
+    expect(r.output).toContain("doesNotExistAnywhere");
+    expect(r.output).toMatch(/fx_missing|graph\.ts/);
+  });
+
+  it("a graph spec pointing to a missing file names the file", async () => {
+    const dir = scratch();
+    const file = join(dir, "langgraph.json");
+    writeFileSync(file, JSON.stringify({ graphs: { fx_nofile: "./no-such-graph-file-3c1d.ts:graph" } }));
+    const r = await runDev(file);
+    expectFailedExit(r);
+    expect(r.output).toContain("no-such-graph-file-3c1d.ts");
+  });
+
+  it("a port already in use exits non-zero saying so", async () => {
+    const blocker = createServer();
+    await new Promise<void>((res) => blocker.listen(0, "127.0.0.1", () => res()));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const r = await runCli([
+        "dev",
+        "--config",
+        PROJECT_CONFIG,
+        "--data-dir",
+        scratch(),
+        "--host",
+        "127.0.0.1",
+        "--port",
+        String(port),
+        "--no-reload",
+      ]);
+      expectFailedExit(r);
+      expect(r.output).toMatch(/in use|EADDRINUSE/i);
+      expect(r.output).toContain(String(port));
+    } finally {
+      await new Promise<void>((res) => blocker.close(() => res()));
+    }
+  });
+});
+
+describe("a project with every export kind and env as a dict", () => {
+  let server: HangarProcess;
+  let client: Client;
+
+  beforeAll(async () => {
+    expect(process.env.HANGAR_FIXTURE_DICT_VAR).toBeUndefined();
+    server = await startHangar({ config: PROJECT_CONFIG });
+    client = new Client({ apiUrl: server.url, callerOptions: { maxRetries: 0 } });
+  });
+
+  afterAll(async () => {
+    if (server) {
+      await server.stop();
+      cleanupDir(server.dataDir);
+    }
+  });
+
+  it("startup output lists the loaded graph ids", async () => {
+    const ids = ["fx_compiled", "fx_uncompiled", "fx_factory", "fx_env"];
+    // The list may be printed just after the "listening" line the harness waits for: let it arrive.
+    await client.assistants.search({ limit: 1 });
+    for (let i = 0; i < 100 && !ids.every((id) => server.output().includes(id)); i++) {
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    for (const id of ids) expect(server.output()).toContain(id);
+  });
+
+  it("each graph has a system assistant", async () => {
+    for (const graphId of ["fx_compiled", "fx_uncompiled", "fx_factory", "fx_env"]) {
+      const found = await client.assistants.search({ graphId, metadata: { created_by: "system" } });
+      expect(found.map((a) => a.graph_id)).toEqual([graphId]);
+    }
+  });
+
+  it.each([
+    ["fx_compiled", "compiled"],
+    ["fx_uncompiled", "uncompiled"],
+    ["fx_factory", "factory"],
+  ])("%s loads and runs", async (graphId, label) => {
+    const t = await client.threads.create();
+    const out = (await client.runs.wait(t.thread_id, graphId, { input: { input: "ping" } })) as any;
+    expect(out).toEqual({ input: "ping", output: `${label}:ping` });
+    expect((await client.threads.get(t.thread_id)).status).toBe("idle");
+    const g = (await client.assistants.getGraph(graphId)) as any;
+    expect(g.nodes.map((n: any) => n.id)).toContain("echo");
+  });
+
+  it("env given as a dict reaches the graph", async () => {
+    const t = await client.threads.create();
+    const out = (await client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
+    expect(out.dict_var).toBe("from-dict");
+    expect(out.dotenv_var).toBe("unset");
+  });
+});
+
+describe("a project with env as a .env path", () => {
+  let server: HangarProcess;
+  let client: Client;
+
+  beforeAll(async () => {
+    expect(process.env.HANGAR_FIXTURE_DOTENV_VAR).toBeUndefined();
+    server = await startHangar({ config: DOTENV_CONFIG });
+    client = new Client({ apiUrl: server.url, callerOptions: { maxRetries: 0 } });
+  });
+
+  afterAll(async () => {
+    if (server) {
+      await server.stop();
+      cleanupDir(server.dataDir);
+    }
+  });
+
+  it("values from the .env file reach the graph", async () => {
+    const t = await client.threads.create();
+    const out = (await client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
+    expect(out.dotenv_var).toBe("from-dotenv");
+    expect(out.dict_var).toBe("unset");
+  });
+});
