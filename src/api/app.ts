@@ -8,6 +8,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
+import { toJson } from "../runs/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { installErrorHandler } from "./errors.js";
@@ -23,6 +24,8 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app, log);
+  // Every JSON response goes through one serializer that writes LangChain messages as dicts.
+  app.setReplySerializer((payload) => toJson(payload));
 
   // An empty JSON body (SDK calls without a payload) is treated as {}.
   app.removeContentTypeParser("application/json");

@@ -20,7 +20,10 @@ export interface StartedRun {
 }
 
 export interface RunResult extends RunOutcome {
-  /** Final output for /wait: the last values, with `__interrupt__` when the run stopped at an interrupt. */
+  /**
+   * Final output for /wait: the last values, with `__interrupt__` when the run stopped at an interrupt.
+   * Graph values (messages are class instances): serialize with `toJson`.
+   */
   output: unknown;
 }
 
@@ -216,6 +219,9 @@ export class RunManager {
     const { run, assistant, kwargs, channel, controller } = job;
     const threadId = run.thread_id;
     channel.publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt: job.attempt });
+    // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
+    // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
+    await new Promise<void>((r) => setImmediate(r));
     if (threadId) {
       await this.storage.runs.setStatus(run.run_id, "running");
       await this.storage.threads.setState(threadId, {
@@ -229,7 +235,7 @@ export class RunManager {
     const outcome = await executeRun(graph, kwargs, run.run_id, controller.signal, (e, d) =>
       channel.publish(e, d),
     );
-    let output: unknown = outcome.error ? { __error__: outcome.error } : toPlain(outcome.values ?? null);
+    let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
     if (threadId) {
       let state: ThreadStateJson | null = null;
       try {
@@ -243,7 +249,9 @@ export class RunManager {
       }
       await this.storage.threads.setState(threadId, {
         status: outcome.status === "error" ? "error" : state?.next.length ? "interrupted" : "idle",
-        ...(state ? { values: state.values as Json, interrupts: interruptsByTask(state) } : {}),
+        ...(state
+          ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
+          : {}),
         error: outcome.error ?? null,
       });
       await this.storage.runs.setStatus(run.run_id, outcome.status);

@@ -1,6 +1,6 @@
 // Converts LangGraph state snapshots and checkpoint configs to the Agent Server's ThreadState shape.
 import type { StateSnapshot } from "@langchain/langgraph";
-import { toPlain, serializeError } from "./serde.js";
+import { serializeError } from "./serde.js";
 
 export interface CheckpointRef {
   thread_id: string;
@@ -47,7 +47,10 @@ export interface ThreadStateJson {
   interrupts: unknown[];
 }
 
-/** ThreadState of the official API from a StateSnapshot (values already made JSON-safe). */
+/**
+ * ThreadState of the official API from a StateSnapshot. Values stay as LangGraph returns them (messages are
+ * class instances): serialize with `toJson`, which writes them as dicts, exactly once on the way out.
+ */
 export function snapshotToState(s: StateSnapshot): ThreadStateJson {
   const checkpoint = configToCheckpoint(s.config);
   const parent = configToCheckpoint(s.parentConfig);
@@ -56,16 +59,16 @@ export function snapshotToState(s: StateSnapshot): ThreadStateJson {
     name: t.name,
     path: t.path ?? [],
     error: t.error != null ? serializeError(t.error).message : null,
-    interrupts: toPlain(t.interrupts ?? []),
+    interrupts: t.interrupts ?? [],
     checkpoint: t.state != null && !isSnapshot(t.state) ? taskConfigToCheckpoint(t.state) : null,
     state: t.state != null && isSnapshot(t.state) ? snapshotToState(t.state) : null,
-    result: t.result !== undefined ? toPlain(t.result) : null,
+    result: t.result !== undefined ? t.result : null,
   }));
   return {
-    values: toPlain(s.values ?? {}),
+    values: s.values ?? {},
     next: [...(s.next ?? [])],
     tasks,
-    metadata: toPlain(s.metadata ?? {}),
+    metadata: s.metadata ?? {},
     created_at: s.createdAt ?? null,
     checkpoint,
     parent_checkpoint: parent,

@@ -1,6 +1,7 @@
 // Thread state through the graph: read state at a checkpoint, update it, list history, apply supersteps.
 import type { GraphRegistry, AnyGraph } from "../graphs/registry.js";
 import { conflict, notFound, unprocessable } from "../api/errors.js";
+import { toPlain } from "./serde.js";
 import type { Json, Storage, Thread } from "../storage/types.js";
 import {
   EMPTY_STATE,
@@ -88,8 +89,8 @@ export class ThreadStateService {
   async refresh(threadId: string, graph: AnyGraph): Promise<ThreadStateJson> {
     const state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
     await this.storage.threads.setState(threadId, {
-      values: state.values as Json,
-      interrupts: interruptsByTask(state),
+      values: toPlain<Json>(state.values),
+      interrupts: toPlain<Json>(interruptsByTask(state)),
       status: state.next.length ? "interrupted" : "idle",
     });
     return state;

@@ -37,13 +37,20 @@ export class RunChannel {
   /** Events from index `from` on, until the channel closes or the signal aborts. */
   async *subscribe(from = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
     let i = from;
-    while (!signal?.aborted) {
-      while (i < this.events.length) yield this.events[i++];
-      if (this.closed) return;
-      await new Promise<void>((res) => {
-        this.waiters.push(res);
-        signal?.addEventListener("abort", () => res(), { once: true });
-      });
+    let wake: (() => void) | undefined;
+    const onAbort = () => wake?.();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    try {
+      while (!signal?.aborted) {
+        while (i < this.events.length) yield this.events[i++];
+        if (this.closed) return;
+        await new Promise<void>((res) => {
+          wake = res;
+          this.waiters.push(res);
+        });
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
     }
   }
 

@@ -1,5 +1,5 @@
 // Opens the embedded SQLite database (WAL) and applies the numbered .sql migrations under a ledger.
-import { mkdirSync, readdirSync, readFileSync } from "node:fs";
+import { closeSync, fsyncSync, mkdirSync, openSync, readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
@@ -16,6 +16,10 @@ export function openDatabase(dataDir: string, synchronous: Synchronous = "NORMAL
   db.pragma("foreign_keys = ON");
   db.pragma("busy_timeout = 5000");
   migrate(db);
+  // Make the directory entries of the database and its WAL durable once, at open.
+  const dirFd = openSync(dataDir, "r");
+  fsyncSync(dirFd);
+  closeSync(dirFd);
   return db;
 }
 

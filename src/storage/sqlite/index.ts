@@ -8,10 +8,17 @@ import { registerJsonFunctions } from "./json-filter.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteThreads } from "./threads.js";
 
+/**
+ * Durability: FULL (default) acknowledges a write only after the WAL is fsynced (asynchronously, shared by
+ * concurrent writes); NORMAL acknowledges after the commit (survives a process crash, not a power loss).
+ */
 export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchronous } = {}): Storage {
-  const db = openDatabase(dataDir, opts.synchronous);
+  const mode = opts.synchronous ?? "FULL";
+  // SQLite itself never fsyncs on commit here; FULL durability comes from the group commit's fsync.
+  const db = openDatabase(dataDir, mode === "OFF" ? "OFF" : "NORMAL");
   registerJsonFunctions(db);
-  const gc = new GroupCommit(db);
+  const durable = mode === "FULL" || mode === "EXTRA";
+  const gc = new GroupCommit(db, durable ? `${db.name}-wal` : undefined);
   const begin = () => gc.begin();
   const checkpointer = new HangarSqliteSaver(db, begin);
   // Create the checkpointer's tables now, so thread copy/delete can rely on them.
@@ -23,7 +30,7 @@ export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchro
     checkpointer,
     sync: () => gc.sync(),
     close: async () => {
-      gc.commit();
+      gc.close();
       db.close();
     },
   };
