@@ -53,7 +53,9 @@ export interface SseEvent {
 export interface StreamTiming {
   /** ms from just before `fetch` until the first complete SSE event was received. */
   firstEventMs: number;
-  /** ms from just before `fetch` until the body was fully read. */
+  /** ms from just before `fetch` until the last SSE event was received. */
+  lastEventMs: number;
+  /** ms from just before `fetch` until the body was fully read (the server closed the stream). */
   totalMs: number;
   events: SseEvent[];
   /** Body size in bytes. */
@@ -76,6 +78,7 @@ export async function postSse(url: string, body: unknown): Promise<StreamTiming>
   const decoder = new TextDecoder();
   const events: SseEvent[] = [];
   let firstEventMs = -1;
+  let lastEventMs = -1;
   let buf = "";
   let bytes = 0;
   const reader = res.body.getReader();
@@ -93,19 +96,21 @@ export async function postSse(url: string, body: unknown): Promise<StreamTiming>
       buf = buf.slice(idx + 2);
       const ev = parseBlock(block);
       if (!ev) continue; // comment / keep-alive ping only
-      if (firstEventMs < 0) firstEventMs = performance.now() - t0;
+      lastEventMs = performance.now() - t0;
+      if (firstEventMs < 0) firstEventMs = lastEventMs;
       events.push(ev);
     }
   }
   buf += decoder.decode();
   const last = parseBlock(buf.replace(/\r\n?/g, "\n").trim());
   if (last) {
-    if (firstEventMs < 0) firstEventMs = performance.now() - t0;
+    lastEventMs = performance.now() - t0;
+    if (firstEventMs < 0) firstEventMs = lastEventMs;
     events.push(last);
   }
   const totalMs = performance.now() - t0;
   if (firstEventMs < 0) throw new Error(`POST ${url}: stream ended without any event`);
-  return { firstEventMs, totalMs, events, bytes };
+  return { firstEventMs, lastEventMs, totalMs, events, bytes };
 }
 
 function parseBlock(block: string): SseEvent | undefined {

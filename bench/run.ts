@@ -7,7 +7,11 @@
  *   npm run bench -- [--only create-thread,run-wait,...] [--quick] [--target hangar|peer|both]
  *
  * Scenarios: create-thread, run-wait, stream-thread, stream-stateless, history, search, baseline.
- * Each level: warmup (not recorded), then up to N operations or a time budget, whichever comes first.
+ * Every scenario gets a fresh server per target (clean state), targets interleaved scenario by scenario.
+ * Each level: warmup (not recorded), then up to N operations or a time budget, whichever comes first
+ * (but at least a minimum sample count, within a hard cap). Exit code 1 if anything failed or erred.
+ * The environment is passed to both servers: e.g. `LOG_LEVEL=warn` quietens the peer's per-request logging
+ * (its default level is debug), which Hangar ignores.
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";
@@ -98,6 +102,8 @@ interface TargetInfo {
   setupErrors: Record<string, string>;
 }
 
+class UsageError extends Error {}
+
 function parseCli() {
   const { values } = parseArgs({
     options: {
@@ -120,10 +126,10 @@ function parseCli() {
         .filter(Boolean)
     : known;
   const unknown = only.filter((s) => !known.includes(s));
-  if (unknown.length) throw new Error(`unknown scenario(s): ${unknown.join(", ")}\n\n${USAGE}`);
+  if (unknown.length) throw new UsageError(`unknown scenario(s): ${unknown.join(", ")}\n\n${USAGE}`);
   const target = values.target;
   if (target !== "hangar" && target !== "peer" && target !== "both") {
-    throw new Error(`--target must be hangar, peer or both (got ${target})\n\n${USAGE}`);
+    throw new UsageError(`--target must be hangar, peer or both (got ${target})\n\n${USAGE}`);
   }
   const targets: TargetName[] = target === "both" ? ["hangar", "peer"] : [target];
   return { only, quick: values.quick, targets };
@@ -317,7 +323,10 @@ function renderReport(rows: Row[], scenarios: Scenario[], targets: TargetName[])
     }
   }
   if (body.length) {
-    out.push("Latency in ms, throughput in completed requests/s.");
+    out.push("Latency in ms, throughput in completed requests/s (N per level, or the time budget).");
+    if (scenarios.some((s) => s.metrics.includes("ttfe"))) {
+      out.push("Streams: ttfe = first SSE event, last = last SSE event, total = server closed the stream.");
+    }
     if (both) {
       out.push("h/p = Hangar / peer: latency ratio < 1 and req/s ratio > 1 mean Hangar is faster.");
     }
@@ -410,7 +419,7 @@ async function main(): Promise<number> {
   const loadEnd = loadavg();
   const report = renderReport(rows, scenarios, targets);
   process.stdout.write(`\n${report}\n`);
-  process.stdout.write(`\n${renderServerNotes(targetInfo, targets)}\n`);
+  if (scenarios.length) process.stdout.write(`\n${renderServerNotes(targetInfo, targets)}\n`);
   process.stdout.write(
     `Host: ${availableParallelism()} CPUs, node ${process.version}, 1-min load average ` +
       `${loadStart[0].toFixed(1)} at start, ${loadEnd[0].toFixed(1)} at end ` +
@@ -460,6 +469,10 @@ async function main(): Promise<number> {
 main().then(
   (code) => process.exit(code),
   (err) => {
+    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      process.stderr.write(`${(err as Error).message}\n`);
+      process.exit(2);
+    }
     process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
     process.exit(1);
   },

@@ -13,6 +13,8 @@ import {
   createWriteStream,
   mkdirSync,
   mkdtempSync,
+  readdirSync,
+  readlinkSync,
   readFileSync,
   rmSync,
   symlinkSync,
@@ -277,11 +279,14 @@ async function startPeerOnce(stamp: string): Promise<BenchServer> {
           const out = output();
           if (/EADDRINUSE/.test(out)) throw new Error(`port ${port} taken (EADDRINUSE)`);
           if (/Failed to launch server/.test(out)) throw new Error("CLI reported 'Failed to launch server'");
-          // Only trust /ok once *our* server says it is up: another process could own a freed port.
-          if (/Server running at/.test(out) && (await ok(url))) return;
+          // Only trust /ok once *our* server listens: another process could have taken the freed port.
+          // Proof: our process group owns the listening socket (Linux /proc), else the info-level log line.
+          const owned = ownsListeningPort(entry.proc.pid!, port);
+          const ours = owned ?? /Server running at/.test(out);
+          if (ours && (await ok(url))) return;
           await sleep(200);
         }
-        throw new Error("timed out after 90 s waiting for 'Server running at' and GET /ok");
+        throw new Error("timed out after 90 s waiting for the server to listen and answer GET /ok");
       })(),
     ]);
     return {
@@ -296,6 +301,43 @@ async function startPeerOnce(stamp: string): Promise<BenchServer> {
     await stopLive(entry);
     throw new Error(`peer failed to start: ${(err as Error).message}\n--- log tail ---\n${tail(output())}`);
   }
+}
+
+/**
+ * Whether a process of group `pgid` holds the socket listening on 127.0.0.1/0.0.0.0:`port`, read from
+ * /proc; undefined where /proc is unavailable (then the caller falls back to the server's log).
+ */
+export function ownsListeningPort(pgid: number, port: number): boolean | undefined {
+  let tables: string[];
+  try {
+    tables = ["/proc/net/tcp", "/proc/net/tcp6"].map((f) => readFileSync(f, "utf-8"));
+  } catch {
+    return undefined;
+  }
+  const portHex = port.toString(16).toUpperCase().padStart(4, "0");
+  const inodes = new Set<string>();
+  for (const line of tables.join("\n").split("\n").slice(1)) {
+    const f = line.trim().split(/\s+/);
+    if (f.length > 9 && f[1].endsWith(`:${portHex}`) && f[3] === "0A") inodes.add(`socket:[${f[9]}]`);
+  }
+  if (inodes.size === 0) return false;
+  for (const pid of readdirSync("/proc").filter((d) => /^\d+$/.test(d))) {
+    try {
+      const stat = readFileSync(`/proc/${pid}/stat`, "utf-8");
+      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
+      if (pgrp !== pgid) continue;
+      for (const fd of readdirSync(`/proc/${pid}/fd`)) {
+        try {
+          if (inodes.has(readlinkSync(`/proc/${pid}/fd/${fd}`))) return true;
+        } catch {
+          // fd closed meanwhile
+        }
+      }
+    } catch {
+      // process gone meanwhile
+    }
+  }
+  return false;
 }
 
 async function ok(url: string): Promise<boolean> {

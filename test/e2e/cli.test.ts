@@ -3,9 +3,8 @@ import { spawn } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { basename, join } from "node:path";
-import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, cleanupDir, startHangar, tempDir, type HangarProcess } from "../helpers/server.ts";
+import { BIN, ROOT, cleanupDir, tempDir, useHangar } from "../helpers/server.ts";
 
 const FIXTURES = join(ROOT, "test/fixtures");
 const PROJECT_CONFIG = join(FIXTURES, "cli-project/langgraph.json");
@@ -135,35 +134,24 @@ describe("startup errors", () => {
 });
 
 describe("a project with every export kind and env as a dict", () => {
-  let server: HangarProcess;
-  let client: Client;
-
-  beforeAll(async () => {
+  beforeAll(() => {
     expect(process.env.HANGAR_FIXTURE_DICT_VAR).toBeUndefined();
-    server = await startHangar({ config: PROJECT_CONFIG });
-    client = new Client({ apiUrl: server.url, callerOptions: { maxRetries: 0 } });
   });
-
-  afterAll(async () => {
-    if (server) {
-      await server.stop();
-      cleanupDir(server.dataDir);
-    }
-  });
+  const hangar = useHangar({ config: PROJECT_CONFIG });
 
   it("startup output lists the loaded graph ids", async () => {
     const ids = ["fx_compiled", "fx_uncompiled", "fx_factory", "fx_env"];
     // The list may be printed just after the "listening" line the harness waits for: let it arrive.
-    await client.assistants.search({ limit: 1 });
-    for (let i = 0; i < 100 && !ids.every((id) => server.output().includes(id)); i++) {
+    await hangar.client.assistants.search({ limit: 1 });
+    for (let i = 0; i < 100 && !ids.every((id) => hangar.server.output().includes(id)); i++) {
       await new Promise((r) => setTimeout(r, 20));
     }
-    for (const id of ids) expect(server.output()).toContain(id);
+    for (const id of ids) expect(hangar.server.output()).toContain(id);
   });
 
   it("each graph has a system assistant", async () => {
     for (const graphId of ["fx_compiled", "fx_uncompiled", "fx_factory", "fx_env"]) {
-      const found = await client.assistants.search({ graphId, metadata: { created_by: "system" } });
+      const found = await hangar.client.assistants.search({ graphId, metadata: { created_by: "system" } });
       expect(found.map((a) => a.graph_id)).toEqual([graphId]);
     }
   });
@@ -173,42 +161,31 @@ describe("a project with every export kind and env as a dict", () => {
     ["fx_uncompiled", "uncompiled"],
     ["fx_factory", "factory"],
   ])("%s loads and runs", async (graphId, label) => {
-    const t = await client.threads.create();
-    const out = (await client.runs.wait(t.thread_id, graphId, { input: { input: "ping" } })) as any;
+    const t = await hangar.client.threads.create();
+    const out = (await hangar.client.runs.wait(t.thread_id, graphId, { input: { input: "ping" } })) as any;
     expect(out).toEqual({ input: "ping", output: `${label}:ping` });
-    expect((await client.threads.get(t.thread_id)).status).toBe("idle");
-    const g = (await client.assistants.getGraph(graphId)) as any;
+    expect((await hangar.client.threads.get(t.thread_id)).status).toBe("idle");
+    const g = (await hangar.client.assistants.getGraph(graphId)) as any;
     expect(g.nodes.map((n: any) => n.id)).toContain("echo");
   });
 
   it("env given as a dict reaches the graph", async () => {
-    const t = await client.threads.create();
-    const out = (await client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
+    const t = await hangar.client.threads.create();
+    const out = (await hangar.client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
     expect(out.dict_var).toBe("from-dict");
     expect(out.dotenv_var).toBe("unset");
   });
 });
 
 describe("a project with env as a .env path", () => {
-  let server: HangarProcess;
-  let client: Client;
-
-  beforeAll(async () => {
+  beforeAll(() => {
     expect(process.env.HANGAR_FIXTURE_DOTENV_VAR).toBeUndefined();
-    server = await startHangar({ config: DOTENV_CONFIG });
-    client = new Client({ apiUrl: server.url, callerOptions: { maxRetries: 0 } });
   });
-
-  afterAll(async () => {
-    if (server) {
-      await server.stop();
-      cleanupDir(server.dataDir);
-    }
-  });
+  const hangar = useHangar({ config: DOTENV_CONFIG });
 
   it("values from the .env file reach the graph", async () => {
-    const t = await client.threads.create();
-    const out = (await client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
+    const t = await hangar.client.threads.create();
+    const out = (await hangar.client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
     expect(out.dotenv_var).toBe("from-dotenv");
     expect(out.dict_var).toBe("unset");
   });

@@ -1,23 +1,10 @@
 // End-to-end tests of error responses (raw fetch): status codes, JSON {detail} bodies, nothing changed on rejection.
 import { randomUUID } from "node:crypto";
-import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { unique } from "../helpers/http.ts";
+import { useHangar } from "../helpers/server.ts";
 
-let server: HangarProcess;
-let client: Client;
-
-beforeAll(async () => {
-  server = await startHangar();
-  client = new Client({ apiUrl: server.url, callerOptions: { maxRetries: 0 } });
-});
-
-afterAll(async () => {
-  if (server) {
-    await server.stop();
-    cleanupDir(server.dataDir);
-  }
-});
+const hangar = useHangar();
 
 interface Reply {
   status: number;
@@ -33,7 +20,7 @@ async function send(method: string, path: string, body?: unknown, raw = false): 
     init.headers = { "content-type": "application/json" };
     init.body = raw ? (body as string) : JSON.stringify(body);
   }
-  const res = await fetch(`${server.url}${path}`, init);
+  const res = await fetch(`${hangar.server.url}${path}`, init);
   const text = await res.text();
   let parsed: any;
   try {
@@ -60,10 +47,6 @@ function expectValidationError(r: Reply, field: string) {
   expectErrorBody(r);
   expect(r.status).toBe(422);
   expect(JSON.stringify(r.body.detail)).toContain(field);
-}
-
-function unique(prefix: string): string {
-  return `${prefix}-${randomUUID()}`;
 }
 
 describe("malformed bodies", () => {
@@ -128,12 +111,12 @@ describe("wrong types name the field", () => {
   });
 
   it("history: limit must be an integer", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     expectValidationError(await send("POST", `/threads/${t.thread_id}/history`, { limit: "ten" }), "limit");
   });
 
   it("run create: metadata must be an object, assistant_id is required", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     expectValidationError(
       await send("POST", `/threads/${t.thread_id}/runs/wait`, {
         assistant_id: "chat",
@@ -146,13 +129,13 @@ describe("wrong types name the field", () => {
       await send("POST", `/threads/${t.thread_id}/runs/wait`, { input: {} }),
       "assistant_id",
     );
-    expect(await client.runs.list(t.thread_id)).toEqual([]);
+    expect(await hangar.client.runs.list(t.thread_id)).toEqual([]);
   });
 });
 
 describe("unknown stream_mode", () => {
   it("is a 422 naming stream_mode, and creates no run", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     for (const stream_mode of ["bogus", ["values", "bogus"]]) {
       const r = await send("POST", `/threads/${t.thread_id}/runs/stream`, {
         assistant_id: "chat",
@@ -174,10 +157,10 @@ describe("unknown stream_mode", () => {
     });
     expectValidationError(background, "stream_mode");
 
-    expect(await client.runs.list(t.thread_id)).toEqual([]);
-    const thread = await client.threads.get(t.thread_id);
+    expect(await hangar.client.runs.list(t.thread_id)).toEqual([]);
+    const thread = await hangar.client.threads.get(t.thread_id);
     expect(thread.status).toBe("idle");
-    expect(await client.threads.getHistory(t.thread_id)).toEqual([]);
+    expect(await hangar.client.threads.getHistory(t.thread_id)).toEqual([]);
   });
 });
 
@@ -204,7 +187,7 @@ describe("bad UUIDs in paths", () => {
 
 describe("missing resources", () => {
   it("are 404 with a detail", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     const id = randomUUID();
     const cases: Array<[string, string, unknown?]> = [
       ["GET", `/threads/${id}`],
@@ -234,8 +217,10 @@ describe("missing resources", () => {
   });
 
   it("a missing checkpoint is 404", async () => {
-    const t = await client.threads.create();
-    await client.runs.wait(t.thread_id, "chat", { input: { messages: [{ type: "human", content: "hi" }] } });
+    const t = await hangar.client.threads.create();
+    await hangar.client.runs.wait(t.thread_id, "chat", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+    });
     const r = await send("GET", `/threads/${t.thread_id}/state/${randomUUID()}`);
     expectErrorBody(r);
     expect(r.status).toBe(404);
@@ -256,11 +241,11 @@ describe("missing resources", () => {
 describe("rejected requests change nothing", () => {
   it("a bad PATCH leaves thread metadata as it was", async () => {
     const tag = unique("nochange");
-    const t = await client.threads.create({ metadata: { tag, k: 1 } });
-    const before = await client.threads.get(t.thread_id);
+    const t = await hangar.client.threads.create({ metadata: { tag, k: 1 } });
+    const before = await hangar.client.threads.get(t.thread_id);
     const r = await send("PATCH", `/threads/${t.thread_id}`, { metadata: "x" });
     expectValidationError(r, "metadata");
-    expect(await client.threads.get(t.thread_id)).toEqual(before);
+    expect(await hangar.client.threads.get(t.thread_id)).toEqual(before);
   });
 
   it("a rejected thread create stores no thread", async () => {
@@ -274,39 +259,41 @@ describe("rejected requests change nothing", () => {
     expectValidationError(r, "if_exists");
     const get = await send("GET", `/threads/${threadId}`);
     expect(get.status).toBe(404);
-    expect(await client.threads.count({ metadata: { tag } })).toBe(0);
+    expect(await hangar.client.threads.count({ metadata: { tag } })).toBe(0);
   });
 
   it("a rejected assistant create or update stores nothing", async () => {
     const tag = unique("noassistant");
     const r = await send("POST", "/assistants", { graph_id: "chat", metadata: { tag }, config: 7 });
     expectValidationError(r, "config");
-    expect(await client.assistants.count({ metadata: { tag } })).toBe(0);
+    expect(await hangar.client.assistants.count({ metadata: { tag } })).toBe(0);
 
-    const a = await client.assistants.create({ graphId: "chat", metadata: { tag }, name: "kept" });
+    const a = await hangar.client.assistants.create({ graphId: "chat", metadata: { tag }, name: "kept" });
     const u = await send("PATCH", `/assistants/${a.assistant_id}`, { name: "changed", config: "x" });
     expectValidationError(u, "config");
-    const after = await client.assistants.get(a.assistant_id);
+    const after = await hangar.client.assistants.get(a.assistant_id);
     expect(after).toEqual(a);
-    expect(await client.assistants.getVersions(a.assistant_id)).toHaveLength(1);
+    expect(await hangar.client.assistants.getVersions(a.assistant_id)).toHaveLength(1);
   });
 
   it("a rejected state update leaves the state as it was", async () => {
-    const t = await client.threads.create();
-    await client.runs.wait(t.thread_id, "chat", { input: { messages: [{ type: "human", content: "hi" }] } });
-    const before = await client.threads.getHistory(t.thread_id, { limit: 100 });
+    const t = await hangar.client.threads.create();
+    await hangar.client.runs.wait(t.thread_id, "chat", {
+      input: { messages: [{ type: "human", content: "hi" }] },
+    });
+    const before = await hangar.client.threads.getHistory(t.thread_id, { limit: 100 });
     const r = await send("POST", `/threads/${t.thread_id}/state`, { values: {}, as_node: 12 });
     expectValidationError(r, "as_node");
-    expect(await client.threads.getHistory(t.thread_id, { limit: 100 })).toEqual(before);
+    expect(await hangar.client.threads.getHistory(t.thread_id, { limit: 100 })).toEqual(before);
   });
 
   it("a 409 on duplicate create leaves the existing thread as it was", async () => {
     const threadId = randomUUID();
-    await client.threads.create({ threadId, metadata: { v: "original" } });
-    const before = await client.threads.get(threadId);
+    await hangar.client.threads.create({ threadId, metadata: { v: "original" } });
+    const before = await hangar.client.threads.get(threadId);
     const r = await send("POST", "/threads", { thread_id: threadId, metadata: { v: "new" } });
     expectErrorBody(r);
     expect(r.status).toBe(409);
-    expect(await client.threads.get(threadId)).toEqual(before);
+    expect(await hangar.client.threads.get(threadId)).toEqual(before);
   });
 });

@@ -1,7 +1,6 @@
 // End-to-end: human-in-the-loop with the `approval` example (interrupt(), Command resume/update/goto), against `hangar dev`.
-import type { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { useHangar } from "../helpers/server.ts";
 import { collect } from "../helpers/sse.ts";
 
 interface ApprovalValues {
@@ -12,32 +11,21 @@ interface ApprovalValues {
 
 const QUESTION = "Approve this draft?";
 
-let hangar: HangarProcess;
-let client: Client;
-
-beforeAll(async () => {
-  hangar = await startHangar();
-  client = hangar.client;
-});
-
-afterAll(async () => {
-  await hangar?.stop();
-  if (hangar) cleanupDir(hangar.dataDir);
-});
+const hangar = useHangar();
 
 /** Starts the approval graph on a new thread and returns once it is paused at `review`. */
 async function pausedThread(request: string): Promise<string> {
-  const { thread_id } = await client.threads.create();
-  await client.runs.wait(thread_id, "approval", { input: { request } });
-  expect((await client.threads.get(thread_id)).status).toBe("interrupted");
+  const { thread_id } = await hangar.client.threads.create();
+  await hangar.client.runs.wait(thread_id, "approval", { input: { request } });
+  expect((await hangar.client.threads.get(thread_id)).status).toBe("interrupted");
   return thread_id;
 }
 
 describe("interrupts", () => {
   it("stops at interrupt(): the stream shows it, the state and thread hold it", async () => {
-    const { thread_id } = await client.threads.create();
+    const { thread_id } = await hangar.client.threads.create();
     const events = await collect(
-      client.runs.stream(thread_id, "approval", {
+      hangar.client.runs.stream(thread_id, "approval", {
         input: { request: "buy a boat" },
         streamMode: ["updates", "values"],
       }),
@@ -56,7 +44,7 @@ describe("interrupts", () => {
     expect(typeof streamed[0].id).toBe("string");
     expect(updates.some((e) => "review" in e.data)).toBe(false);
 
-    const state = await client.threads.getState<ApprovalValues>(thread_id);
+    const state = await hangar.client.threads.getState<ApprovalValues>(thread_id);
     expect(state.next).toEqual(["review"]);
     expect(state.values).toEqual({ request: "buy a boat", draft: "Proposal: buy a boat" });
     expect(state.tasks).toHaveLength(1);
@@ -65,7 +53,7 @@ describe("interrupts", () => {
     expect(state.tasks[0].interrupts[0].value).toEqual({ question: QUESTION, draft: "Proposal: buy a boat" });
     expect(state.tasks[0].interrupts[0].id).toBe(streamed[0].id);
 
-    const thread = await client.threads.get(thread_id);
+    const thread = await hangar.client.threads.get(thread_id);
     expect(thread.status).toBe("interrupted");
     const threadInterrupts = Object.values(thread.interrupts ?? {}).flat();
     expect(threadInterrupts.map((i) => i.value)).toEqual([
@@ -74,8 +62,8 @@ describe("interrupts", () => {
   });
 
   it("runs/wait on an interrupting run returns the interrupt", async () => {
-    const { thread_id } = await client.threads.create();
-    const out = (await client.runs.wait(thread_id, "approval", { input: { request: "a bike" } })) as {
+    const { thread_id } = await hangar.client.threads.create();
+    const out = (await hangar.client.runs.wait(thread_id, "approval", { input: { request: "a bike" } })) as {
       __interrupt__?: Array<{ value: unknown }>;
     };
     expect(out.__interrupt__).toBeDefined();
@@ -85,7 +73,7 @@ describe("interrupts", () => {
   it("resumes with command {resume}: decision recorded, thread idle", async () => {
     const threadId = await pausedThread("buy a boat");
     const events = await collect(
-      client.runs.stream(threadId, "approval", {
+      hangar.client.runs.stream(threadId, "approval", {
         command: { resume: "approved" },
         streamMode: ["updates", "values"],
       }),
@@ -101,18 +89,18 @@ describe("interrupts", () => {
       decision: "approved",
     });
 
-    const state = await client.threads.getState<ApprovalValues>(threadId);
+    const state = await hangar.client.threads.getState<ApprovalValues>(threadId);
     expect(state.values.decision).toBe("approved");
     expect(state.next).toEqual([]);
     expect(state.tasks).toEqual([]);
-    const thread = await client.threads.get(threadId);
+    const thread = await hangar.client.threads.get(threadId);
     expect(thread.status).toBe("idle");
     expect(Object.values(thread.interrupts ?? {}).flat()).toEqual([]);
   });
 
   it("resume value can be any JSON (the graph stringifies objects)", async () => {
     const threadId = await pausedThread("paint the shed");
-    const out = (await client.runs.wait(threadId, "approval", {
+    const out = (await hangar.client.runs.wait(threadId, "approval", {
       command: { resume: { ok: false, reason: "too red" } },
     })) as unknown as ApprovalValues;
     expect(out.decision).toBe(JSON.stringify({ ok: false, reason: "too red" }));
@@ -120,20 +108,20 @@ describe("interrupts", () => {
 
   it("command.update changes state while resuming", async () => {
     const threadId = await pausedThread("buy a boat");
-    const out = (await client.runs.wait(threadId, "approval", {
+    const out = (await hangar.client.runs.wait(threadId, "approval", {
       command: { resume: "ok", update: { request: "buy a car" } },
     })) as unknown as ApprovalValues;
     expect(out).toEqual({ request: "buy a car", draft: "Proposal: buy a boat", decision: "ok" });
-    expect((await client.threads.get(threadId)).status).toBe("idle");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("idle");
   });
 
   it("command.goto (with update) sends a finished thread back to review", async () => {
     const threadId = await pausedThread("buy a boat");
-    await client.runs.wait(threadId, "approval", { command: { resume: "approved" } });
-    expect((await client.threads.get(threadId)).status).toBe("idle");
+    await hangar.client.runs.wait(threadId, "approval", { command: { resume: "approved" } });
+    expect((await hangar.client.threads.get(threadId)).status).toBe("idle");
 
     const events = await collect(
-      client.runs.stream(threadId, "approval", {
+      hangar.client.runs.stream(threadId, "approval", {
         command: { goto: "review", update: { draft: "Edited by hand" } },
         streamMode: "updates",
       }),
@@ -142,29 +130,32 @@ describe("interrupts", () => {
     // Only review ran (the draft node did not), and it paused on the edited draft.
     expect(updates).toHaveLength(1);
     expect(updates[0].__interrupt__[0].value).toEqual({ question: QUESTION, draft: "Edited by hand" });
-    const state = await client.threads.getState<ApprovalValues>(threadId);
+    const state = await hangar.client.threads.getState<ApprovalValues>(threadId);
     expect(state.next).toEqual(["review"]);
     expect(state.values.draft).toBe("Edited by hand");
-    expect((await client.threads.get(threadId)).status).toBe("interrupted");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("interrupted");
 
-    const done = (await client.runs.wait(threadId, "approval", {
+    const done = (await hangar.client.runs.wait(threadId, "approval", {
       command: { resume: "rejected" },
     })) as unknown as ApprovalValues;
     expect(done).toEqual({ request: "buy a boat", draft: "Edited by hand", decision: "rejected" });
-    expect((await client.threads.get(threadId)).status).toBe("idle");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("idle");
   });
 
   it("interrupt_after pauses after a node; the next run continues to the interrupt", async () => {
-    const { thread_id } = await client.threads.create();
-    await client.runs.wait(thread_id, "approval", { input: { request: "a plan" }, interruptAfter: "*" });
-    const first = await client.threads.getState<ApprovalValues>(thread_id);
+    const { thread_id } = await hangar.client.threads.create();
+    await hangar.client.runs.wait(thread_id, "approval", {
+      input: { request: "a plan" },
+      interruptAfter: "*",
+    });
+    const first = await hangar.client.threads.getState<ApprovalValues>(thread_id);
     expect(first.next).toEqual(["review"]);
     expect(first.values).toEqual({ request: "a plan", draft: "Proposal: a plan" });
     expect(first.tasks[0].interrupts).toEqual([]);
-    expect((await client.threads.get(thread_id)).status).toBe("interrupted");
+    expect((await hangar.client.threads.get(thread_id)).status).toBe("interrupted");
 
-    await client.runs.wait(thread_id, "approval", { input: null });
-    const second = await client.threads.getState<ApprovalValues>(thread_id);
+    await hangar.client.runs.wait(thread_id, "approval", { input: null });
+    const second = await hangar.client.threads.getState<ApprovalValues>(thread_id);
     expect(second.next).toEqual(["review"]);
     expect(second.tasks[0].interrupts[0].value).toEqual({ question: QUESTION, draft: "Proposal: a plan" });
   });

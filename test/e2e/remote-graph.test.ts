@@ -1,28 +1,19 @@
 // End-to-end: RemoteGraph from @langchain/langgraph/remote (invoke, stream, getState) against `hangar dev`.
 import { RemoteGraph } from "@langchain/langgraph/remote";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { graph as researchGraph } from "../../examples/src/research.ts";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { useHangar } from "../helpers/server.ts";
 
 interface Msg {
   type: string;
   content: string;
 }
 
-let hangar: HangarProcess;
-
-beforeAll(async () => {
-  hangar = await startHangar();
-});
-
-afterAll(async () => {
-  await hangar?.stop();
-  if (hangar) cleanupDir(hangar.dataDir);
-});
+const hangar = useHangar();
 
 describe("RemoteGraph", () => {
   it("invokes and streams on a thread, and reads the state back", async () => {
-    const graph = new RemoteGraph({ graphId: "chat", url: hangar.url });
+    const graph = new RemoteGraph({ graphId: "chat", url: hangar.server.url });
     const { thread_id } = await hangar.client.threads.create();
     const config = { configurable: { thread_id } };
 
@@ -61,7 +52,7 @@ describe("RemoteGraph", () => {
   });
 
   it("streams several modes as [mode, chunk] pairs", async () => {
-    const graph = new RemoteGraph({ graphId: "research", url: hangar.url });
+    const graph = new RemoteGraph({ graphId: "research", url: hangar.server.url });
     const { thread_id } = await hangar.client.threads.create();
     const pairs: Array<[string, any]> = [];
     for await (const chunk of await graph.stream(
@@ -79,7 +70,7 @@ describe("RemoteGraph", () => {
   });
 
   it("invokes without a thread (stateless)", async () => {
-    const graph = new RemoteGraph({ graphId: "research", url: hangar.url });
+    const graph = new RemoteGraph({ graphId: "research", url: hangar.server.url });
     const out = await graph.invoke({ topic: "newts" });
     expect(out).toEqual(await researchGraph.invoke({ topic: "newts" }));
   });

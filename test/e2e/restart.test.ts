@@ -1,8 +1,8 @@
 // End-to-end durability test: data written before a SIGKILL is all there after a restart on the same data dir.
 import { randomUUID } from "node:crypto";
-import { Client } from "@langchain/langgraph-sdk";
+import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, tempDir, type HangarProcess } from "../helpers/server.ts";
+import { cleanupDir, noRetryClient, startHangar, tempDir, type HangarProcess } from "../helpers/server.ts";
 
 const tag = `restart-${randomUUID()}`;
 let dataDir = "";
@@ -61,7 +61,7 @@ async function snapshot(c: Client): Promise<Snapshot> {
 beforeAll(async () => {
   dataDir = tempDir("hangar-restart-");
   first = await startHangar({ dataDir });
-  const c1 = new Client({ apiUrl: first.url, callerOptions: { maxRetries: 0 } });
+  const c1 = noRetryClient(first.url);
 
   const a = await c1.assistants.create({
     graphId: "chat",
@@ -105,7 +105,7 @@ beforeAll(async () => {
 
   await first.kill();
   second = await startHangar({ dataDir });
-  client = new Client({ apiUrl: second.url, callerOptions: { maxRetries: 0 } });
+  client = noRetryClient(second.url);
   after = await snapshot(client);
 });
 

@@ -1,7 +1,7 @@
 // End-to-end: POST /threads/{id}/runs/stream through the official SDK, in every stream mode, against `hangar dev`.
-import type { Client, StreamMode } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import type { StreamMode } from "@langchain/langgraph-sdk";
+import { describe, expect, it } from "vitest";
+import { useHangar } from "../helpers/server.ts";
 import { graph as researchGraph } from "../../examples/src/research.ts";
 import { baseMode, collect, namespaceOf, postSse, type StreamPart } from "../helpers/sse.ts";
 
@@ -44,21 +44,10 @@ async function localResearch(topic: string, streamMode: "updates" | "custom", su
 
 const isNonEmptyString = (v: unknown) => typeof v === "string" && v.length > 0;
 
-let hangar: HangarProcess;
-let client: Client;
-
-beforeAll(async () => {
-  hangar = await startHangar();
-  client = hangar.client;
-});
-
-afterAll(async () => {
-  await hangar?.stop();
-  if (hangar) cleanupDir(hangar.dataDir);
-});
+const hangar = useHangar();
 
 async function newThread(): Promise<string> {
-  return (await client.threads.create()).thread_id;
+  return (await hangar.client.threads.create()).thread_id;
 }
 
 /** Events after the leading `metadata` event. */
@@ -76,7 +65,7 @@ describe("run stream framing", () => {
     const threadId = await newThread();
     let created: { run_id: string; thread_id?: string } | undefined;
     const events = await collect(
-      client.runs.stream(threadId, "chat", {
+      hangar.client.runs.stream(threadId, "chat", {
         input: human("hi"),
         onRunCreated: (meta) => (created = meta),
       }),
@@ -93,7 +82,7 @@ describe("run stream framing", () => {
 
   it("uses SSE event/data/id lines, Content-Location, and defaults to stream_mode values", async () => {
     const threadId = await newThread();
-    const res = await postSse(hangar.url, `/threads/${threadId}/runs/stream`, {
+    const res = await postSse(hangar.server.url, `/threads/${threadId}/runs/stream`, {
       assistant_id: "chat",
       input: human("hi"),
     });
@@ -121,7 +110,9 @@ describe("stream modes, one at a time", () => {
   it("values: full state after each step", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "chat", { input: human("hello"), streamMode: "values" })),
+      await collect(
+        hangar.client.runs.stream(threadId, "chat", { input: human("hello"), streamMode: "values" }),
+      ),
     );
     expect(new Set(names(events))).toEqual(new Set(["values"]));
     expect(events[0].data.messages.map((m: any) => m.type)).toEqual(["human"]);
@@ -134,7 +125,9 @@ describe("stream modes, one at a time", () => {
   it("updates: each item names the node that produced it", async () => {
     const threadId = await newThread();
     const chat = body(
-      await collect(client.runs.stream(threadId, "chat", { input: human("hello"), streamMode: "updates" })),
+      await collect(
+        hangar.client.runs.stream(threadId, "chat", { input: human("hello"), streamMode: "updates" }),
+      ),
     );
     expect(new Set(names(chat))).toEqual(new Set(["updates"]));
     expect(chat).toHaveLength(1);
@@ -143,7 +136,7 @@ describe("stream modes, one at a time", () => {
 
     const research = body(
       await collect(
-        client.runs.stream(await newThread(), "research", {
+        hangar.client.runs.stream(await newThread(), "research", {
           input: { topic: "cats" },
           streamMode: "updates",
         }),
@@ -159,7 +152,7 @@ describe("stream modes, one at a time", () => {
     const threadId = await newThread();
     const events = body(
       await collect(
-        client.runs.stream(threadId, "research", {
+        hangar.client.runs.stream(threadId, "research", {
           input: { topic: "cats" },
           streamMode: "updates",
           streamSubgraphs: true,
@@ -201,7 +194,7 @@ describe("stream modes, one at a time", () => {
     const threadId = await newThread();
     const events = body(
       await collect(
-        client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "messages-tuple" }),
+        hangar.client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "messages-tuple" }),
       ),
     );
     expect(events.length).toBeGreaterThan(0);
@@ -218,9 +211,9 @@ describe("stream modes, one at a time", () => {
       text += chunk.content;
     }
     // The state after the stream holds the AI reply the chunks spelled out.
-    const state = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(
-      threadId,
-    );
+    const state = await hangar.client.threads.getState<{
+      messages: Array<{ type: string; content: string }>;
+    }>(threadId);
     expect(state.values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
     const reply = state.values.messages[1].content;
     expect(isNonEmptyString(reply)).toBe(true);
@@ -231,7 +224,7 @@ describe("stream modes, one at a time", () => {
     const threadId = await newThread();
     const events = body(
       await collect(
-        client.runs.stream(threadId, "research", { input: { topic: "owls" }, streamMode: "custom" }),
+        hangar.client.runs.stream(threadId, "research", { input: { topic: "owls" }, streamMode: "custom" }),
       ),
     );
     expect(new Set(names(events))).toEqual(new Set(["custom"]));
@@ -245,7 +238,7 @@ describe("stream modes, one at a time", () => {
   it("debug: checkpoints and tasks with node names", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "debug" })),
+      await collect(hangar.client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "debug" })),
     );
     expect(new Set(names(events))).toEqual(new Set(["debug"]));
     const types = new Set(events.map((e) => e.data.type));
@@ -261,7 +254,9 @@ describe("stream modes, one at a time", () => {
   it("events: LangChain callback events including the chat model's tokens", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "events" })),
+      await collect(
+        hangar.client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: "events" }),
+      ),
     );
     expect(new Set(names(events))).toEqual(new Set(["events"]));
     const kinds = new Set(events.map((e) => e.data.event));
@@ -275,7 +270,7 @@ describe("stream modes, one at a time", () => {
     const threadId = await newThread();
     const events = body(
       await collect(
-        client.runs.stream(threadId, "research", { input: { topic: "cats" }, streamMode: "tasks" }),
+        hangar.client.runs.stream(threadId, "research", { input: { topic: "cats" }, streamMode: "tasks" }),
       ),
     );
     expect(new Set(names(events))).toEqual(new Set(["tasks"]));
@@ -298,7 +293,10 @@ describe("stream modes, one at a time", () => {
     const threadId = await newThread();
     const events = body(
       await collect(
-        client.runs.stream(threadId, "research", { input: { topic: "cats" }, streamMode: "checkpoints" }),
+        hangar.client.runs.stream(threadId, "research", {
+          input: { topic: "cats" },
+          streamMode: "checkpoints",
+        }),
       ),
     );
     expect(new Set(names(events))).toEqual(new Set(["checkpoints"]));
@@ -315,7 +313,9 @@ describe("all stream modes as one list", () => {
   it("names each event by its mode (chat graph)", async () => {
     const threadId = await newThread();
     const events = body(
-      await collect(client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: ALL_MODES })),
+      await collect(
+        hangar.client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: ALL_MODES }),
+      ),
     );
     const seen = new Set(names(events));
     for (const name of seen) expect(ALL_EVENT_NAMES).toContain(name);
@@ -331,7 +331,7 @@ describe("all stream modes as one list", () => {
     const threadId = await newThread();
     const events = body(
       await collect(
-        client.runs.stream(threadId, "research", {
+        hangar.client.runs.stream(threadId, "research", {
           input: { topic: "cats" },
           streamMode: ALL_MODES,
           streamSubgraphs: true,
@@ -357,50 +357,58 @@ describe("all stream modes as one list", () => {
 describe("run records and options", () => {
   it("lists the streamed run on the thread and returns it with status success", async () => {
     const threadId = await newThread();
-    const events = await collect(client.runs.stream(threadId, "chat", { input: human("hi") }));
+    const events = await collect(hangar.client.runs.stream(threadId, "chat", { input: human("hi") }));
     const runId = events[0].data.run_id as string;
-    const runs = await client.runs.list(threadId);
+    const runs = await hangar.client.runs.list(threadId);
     expect(runs.map((r) => r.run_id)).toContain(runId);
-    const run = await client.runs.get(threadId, runId);
+    const run = await hangar.client.runs.get(threadId, runId);
     expect(run.run_id).toBe(runId);
     expect(run.thread_id).toBe(threadId);
     expect(run.status).toBe("success");
     expect(run.assistant_id).toMatch(UUID);
-    expect((await client.threads.get(threadId)).status).toBe("idle");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("idle");
   });
 
   it("if_not_exists create makes the missing thread; the default (reject) answers 404", async () => {
     const missing = crypto.randomUUID();
-    await expect(collect(client.runs.stream(missing, "chat", { input: human("hi") }))).rejects.toMatchObject({
+    await expect(
+      collect(hangar.client.runs.stream(missing, "chat", { input: human("hi") })),
+    ).rejects.toMatchObject({
       status: 404,
     });
-    await expect(client.threads.get(missing)).rejects.toMatchObject({ status: 404 });
+    await expect(hangar.client.threads.get(missing)).rejects.toMatchObject({ status: 404 });
 
     const events = await collect(
-      client.runs.stream(missing, "chat", { input: human("hi"), ifNotExists: "create" }),
+      hangar.client.runs.stream(missing, "chat", { input: human("hi"), ifNotExists: "create" }),
     );
     expect(events[0].event).toBe("metadata");
     expect(events.some((e) => e.event === "error")).toBe(false);
-    const thread = await client.threads.get<{ messages: Array<{ type: string }> }>(missing);
+    const thread = await hangar.client.threads.get<{ messages: Array<{ type: string }> }>(missing);
     expect(thread.thread_id).toBe(missing);
     expect(thread.status).toBe("idle");
     expect(thread.metadata?.graph_id).toBe("chat");
-    const state = await client.threads.getState<{ messages: Array<{ type: string }> }>(missing);
+    const state = await hangar.client.threads.getState<{ messages: Array<{ type: string }> }>(missing);
     expect(state.values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
   });
 
   it("checkpoint_id runs from an older checkpoint (fork)", async () => {
     const threadId = await newThread();
-    await client.runs.wait(threadId, "chat", { input: human("first") });
-    await client.runs.wait(threadId, "chat", { input: human("second") });
-    const history = await client.threads.getHistory<{ messages: Array<{ content: string }> }>(threadId, {
-      limit: 50,
-    });
+    await hangar.client.runs.wait(threadId, "chat", { input: human("first") });
+    await hangar.client.runs.wait(threadId, "chat", { input: human("second") });
+    const history = await hangar.client.threads.getHistory<{ messages: Array<{ content: string }> }>(
+      threadId,
+      {
+        limit: 50,
+      },
+    );
     const afterFirst = history.find((s) => s.values.messages?.length === 2 && s.next.length === 0);
     expect(afterFirst).toBeDefined();
     const checkpointId = afterFirst!.checkpoint.checkpoint_id!;
 
-    const out = (await client.runs.wait(threadId, "chat", { input: human("forked"), checkpointId })) as {
+    const out = (await hangar.client.runs.wait(threadId, "chat", {
+      input: human("forked"),
+      checkpointId,
+    })) as {
       messages: Array<{ type: string; content: string }>;
     };
     expect(out.messages.map((m) => m.content).slice(0, 3)).toEqual([
@@ -410,13 +418,13 @@ describe("run records and options", () => {
     ]);
     expect(out.messages).toHaveLength(4);
 
-    const state = await client.threads.getState<{ messages: Array<{ content: string }> }>(threadId);
+    const state = await hangar.client.threads.getState<{ messages: Array<{ content: string }> }>(threadId);
     expect(state.values.messages.map((m) => m.content)).not.toContain("second");
     expect(state.values.messages[2].content).toBe("forked");
     expect(state.parent_checkpoint).toBeTruthy();
 
     // The same through `checkpoint: {checkpoint_id}`.
-    const again = (await client.runs.wait(threadId, "chat", {
+    const again = (await hangar.client.runs.wait(threadId, "chat", {
       input: human("forked again"),
       checkpoint: { checkpoint_id: checkpointId, checkpoint_ns: "", checkpoint_map: null },
     })) as { messages: Array<{ content: string }> };
@@ -427,35 +435,35 @@ describe("run records and options", () => {
   it("interrupt_before stops before the node; a run with input null continues", async () => {
     const threadId = await newThread();
     const events = await collect(
-      client.runs.stream(threadId, "chat", {
+      hangar.client.runs.stream(threadId, "chat", {
         input: human("wait"),
         interruptBefore: ["agent"],
         streamMode: ["values", "updates"],
       }),
     );
     expect(events.some((e) => e.event === "error")).toBe(false);
-    const stopped = await client.threads.getState<{ messages: Array<{ type: string }> }>(threadId);
+    const stopped = await hangar.client.threads.getState<{ messages: Array<{ type: string }> }>(threadId);
     expect(stopped.next).toEqual(["agent"]);
     expect(stopped.values.messages.map((m) => m.type)).toEqual(["human"]);
-    expect((await client.threads.get(threadId)).status).toBe("interrupted");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("interrupted");
 
     const resumed = body(
-      await collect(client.runs.stream(threadId, "chat", { input: null, streamMode: "updates" })),
+      await collect(hangar.client.runs.stream(threadId, "chat", { input: null, streamMode: "updates" })),
     );
     expect(resumed.map((e) => Object.keys(e.data))).toEqual([["agent"]]);
-    const done = await client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(
+    const done = await hangar.client.threads.getState<{ messages: Array<{ type: string; content: string }> }>(
       threadId,
     );
     expect(done.next).toEqual([]);
     expect(done.values.messages.map((m) => m.type)).toEqual(["human", "ai"]);
     expect(isNonEmptyString(done.values.messages[1].content)).toBe(true);
-    expect((await client.threads.get(threadId)).status).toBe("idle");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("idle");
   });
 
   it("a failing run sends an error event and leaves the thread in status error", async () => {
     const threadId = await newThread();
     const events = await collect(
-      client.runs.stream(threadId, "chat", {
+      hangar.client.runs.stream(threadId, "chat", {
         input: { messages: [{ type: "nonsense-role", content: "x" }] },
         streamMode: ["values", "updates"],
       }),
@@ -467,8 +475,8 @@ describe("run records and options", () => {
     expect(typeof errors[0].data.message).toBe("string");
     expect(errors[0].data.message.length).toBeGreaterThan(0);
     expect(typeof errors[0].data.error).toBe("string");
-    expect((await client.threads.get(threadId)).status).toBe("error");
+    expect((await hangar.client.threads.get(threadId)).status).toBe("error");
     const runId = events[0].data.run_id as string;
-    expect((await client.runs.get(threadId, runId)).status).toBe("error");
+    expect((await hangar.client.runs.get(threadId, runId)).status).toBe("error");
   });
 });

@@ -1,9 +1,8 @@
 // End-to-end: POST /threads/{id}/runs/wait and POST /runs/wait through the official SDK, against `hangar dev`.
-import type { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { postJson } from "../helpers/http.ts";
+import { useHangar } from "../helpers/server.ts";
 import { graph as researchGraph } from "../../examples/src/research.ts";
-import { postJson } from "../helpers/sse.ts";
 
 interface ResearchValues {
   topic: string;
@@ -14,24 +13,13 @@ interface ResearchValues {
 /** The research example run in-process (no server): the reference for what the server must return. */
 const local = (topic: string) => researchGraph.invoke({ topic });
 
-let hangar: HangarProcess;
-let client: Client;
-
-beforeAll(async () => {
-  hangar = await startHangar();
-  client = hangar.client;
-});
-
-afterAll(async () => {
-  await hangar?.stop();
-  if (hangar) cleanupDir(hangar.dataDir);
-});
+const hangar = useHangar();
 
 describe("runs wait", () => {
   it("returns the final values of the thread", async () => {
-    const { thread_id } = await client.threads.create();
+    const { thread_id } = await hangar.client.threads.create();
     let created: { run_id: string; thread_id?: string } | undefined;
-    const out = (await client.runs.wait(thread_id, "research", {
+    const out = (await hangar.client.runs.wait(thread_id, "research", {
       input: { topic: "owls" },
       onRunCreated: (meta) => (created = meta),
     })) as unknown as ResearchValues;
@@ -39,21 +27,21 @@ describe("runs wait", () => {
     expect(out).toEqual(await local("owls"));
     expect(out.findings).toContain("web: facts about owls");
 
-    const state = await client.threads.getState<ResearchValues>(thread_id);
+    const state = await hangar.client.threads.getState<ResearchValues>(thread_id);
     expect(state.values).toEqual(out);
     expect(state.next).toEqual([]);
-    expect((await client.threads.get(thread_id)).status).toBe("idle");
+    expect((await hangar.client.threads.get(thread_id)).status).toBe("idle");
 
     // The run named by Content-Location is the finished run of this thread.
     expect(created?.thread_id).toBe(thread_id);
-    const run = await client.runs.get(thread_id, created!.run_id);
+    const run = await hangar.client.runs.get(thread_id, created!.run_id);
     expect(run.status).toBe("success");
-    expect((await client.runs.list(thread_id)).map((r) => r.run_id)).toEqual([created!.run_id]);
+    expect((await hangar.client.runs.list(thread_id)).map((r) => r.run_id)).toEqual([created!.run_id]);
   });
 
   it("answers with Content-Location naming the run", async () => {
-    const { thread_id } = await client.threads.create();
-    const res = await postJson(hangar.url, `/threads/${thread_id}/runs/wait`, {
+    const { thread_id } = await hangar.client.threads.create();
+    const res = await postJson(hangar.server.url, `/threads/${thread_id}/runs/wait`, {
       assistant_id: "chat",
       input: { messages: [{ type: "human", content: "hi" }] },
     });
@@ -61,14 +49,14 @@ describe("runs wait", () => {
     const location = res.headers.get("content-location");
     expect(location).toMatch(new RegExp(`^/threads/${thread_id}/runs/[0-9a-f-]{36}$`));
     const runId = location!.split("/").pop()!;
-    expect((await client.runs.get(thread_id, runId)).status).toBe("success");
+    expect((await hangar.client.runs.get(thread_id, runId)).status).toBe("success");
     expect(res.body.messages.map((m: { type: string }) => m.type)).toEqual(["human", "ai"]);
   });
 
   it("passes config, context and metadata to the run", async () => {
-    const { thread_id } = await client.threads.create();
+    const { thread_id } = await hangar.client.threads.create();
     let runId = "";
-    const out = (await client.runs.wait(thread_id, "research", {
+    const out = (await hangar.client.runs.wait(thread_id, "research", {
       input: { topic: "bees" },
       config: { configurable: { tenant: "acme" }, tags: ["e2e-tag"] },
       context: { user: "u1" },
@@ -77,10 +65,10 @@ describe("runs wait", () => {
     })) as unknown as ResearchValues;
     expect(out).toEqual(await local("bees"));
 
-    const run = await client.runs.get(thread_id, runId);
+    const run = await hangar.client.runs.get(thread_id, runId);
     expect(run.status).toBe("success");
     expect(run.metadata).toMatchObject({ purpose: "e2e", attempt_label: "first" });
-    const listed = (await client.runs.list(thread_id)).find((r) => r.run_id === runId);
+    const listed = (await hangar.client.runs.list(thread_id)).find((r) => r.run_id === runId);
     expect(listed?.metadata).toMatchObject({ purpose: "e2e" });
     // The official API keeps the creation arguments in `kwargs`.
     const kwargs = (run as unknown as { kwargs: any }).kwargs;
@@ -88,18 +76,18 @@ describe("runs wait", () => {
     expect(kwargs.config.configurable.tenant).toBe("acme");
 
     // LangGraph copies run metadata and configurable values into the checkpoint metadata.
-    const state = await client.threads.getState(thread_id);
+    const state = await hangar.client.threads.getState(thread_id);
     expect(state.metadata).toMatchObject({ purpose: "e2e", tenant: "acme" });
   });
 
   it("stateless POST /runs/wait returns the output", async () => {
-    const out = (await client.runs.wait(null, "research", {
+    const out = (await hangar.client.runs.wait(null, "research", {
       input: { topic: "bats" },
     })) as unknown as ResearchValues;
     expect(out).toEqual(await local("bats"));
     expect(out.findings).toContain("docs: facts about bats");
 
-    const chat = (await client.runs.wait(null, "chat", {
+    const chat = (await hangar.client.runs.wait(null, "chat", {
       input: { messages: [{ type: "human", content: "hello" }] },
     })) as { messages: Array<{ type: string; content: string }> };
     expect(chat.messages.map((m) => m.type)).toEqual(["human", "ai"]);
@@ -107,16 +95,18 @@ describe("runs wait", () => {
   });
 
   it("a failing run reports the error", async () => {
-    const { thread_id } = await client.threads.create();
-    const out = (await client.runs.wait(thread_id, "chat", {
+    const { thread_id } = await hangar.client.threads.create();
+    const out = (await hangar.client.runs.wait(thread_id, "chat", {
       input: { messages: [{ type: "nonsense-role", content: "x" }] },
       raiseError: false,
     })) as { __error__?: { error: string; message: string } };
     expect(out.__error__).toBeDefined();
     expect(typeof out.__error__!.message).toBe("string");
     await expect(
-      client.runs.wait(thread_id, "chat", { input: { messages: [{ type: "nonsense-role", content: "y" }] } }),
+      hangar.client.runs.wait(thread_id, "chat", {
+        input: { messages: [{ type: "nonsense-role", content: "y" }] },
+      }),
     ).rejects.toThrow();
-    expect((await client.threads.get(thread_id)).status).toBe("error");
+    expect((await hangar.client.threads.get(thread_id)).status).toBe("error");
   });
 });

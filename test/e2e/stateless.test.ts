@@ -1,37 +1,26 @@
 // End-to-end: stateless runs (POST /runs/stream, POST /runs/wait) leave no thread behind, against `hangar dev`.
-import type { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { describe, expect, it } from "vitest";
+import { postJson } from "../helpers/http.ts";
+import { useHangar } from "../helpers/server.ts";
 import { graph as researchGraph } from "../../examples/src/research.ts";
-import { collect, postJson, postSse } from "../helpers/sse.ts";
+import { collect, postSse } from "../helpers/sse.ts";
 
-let hangar: HangarProcess;
-let client: Client;
-
-beforeAll(async () => {
-  hangar = await startHangar();
-  client = hangar.client;
-});
-
-afterAll(async () => {
-  await hangar?.stop();
-  if (hangar) cleanupDir(hangar.dataDir);
-});
+const hangar = useHangar();
 
 async function threadIds(): Promise<string[]> {
-  const threads = await client.threads.search({ limit: 1000 });
+  const threads = await hangar.client.threads.search({ limit: 1000 });
   return threads.map((t) => t.thread_id).sort();
 }
 
 describe("stateless runs", () => {
   it("POST /runs/stream streams the run and keeps no thread", async () => {
     // One ordinary thread, so the listing is not trivially empty.
-    const kept = await client.threads.create({ metadata: { kind: "kept" } });
+    const kept = await hangar.client.threads.create({ metadata: { kind: "kept" } });
     const before = await threadIds();
     expect(before).toContain(kept.thread_id);
 
     const events = await collect(
-      client.runs.stream(null, "chat", {
+      hangar.client.runs.stream(null, "chat", {
         input: { messages: [{ type: "human", content: "no thread" }] },
         streamMode: ["values", "updates", "messages-tuple"],
       }),
@@ -55,7 +44,7 @@ describe("stateless runs", () => {
 
   it("POST /runs/wait returns the output and keeps no thread", async () => {
     const before = await threadIds();
-    const out = (await client.runs.wait(null, "research", { input: { topic: "moths" } })) as {
+    const out = (await hangar.client.runs.wait(null, "research", { input: { topic: "moths" } })) as {
       topic: string;
       findings: string[];
       summary: string;
@@ -70,7 +59,7 @@ describe("stateless runs", () => {
 
   it("raw stateless stream: SSE framing, run in Content-Location, custom mode from the subgraph", async () => {
     const before = await threadIds();
-    const res = await postSse(hangar.url, "/runs/stream", {
+    const res = await postSse(hangar.server.url, "/runs/stream", {
       assistant_id: "research",
       input: { topic: "ants" },
       stream_mode: ["custom", "updates"],
@@ -88,7 +77,7 @@ describe("stateless runs", () => {
 
   it("raw stateless wait answers 200 with the values", async () => {
     const before = await threadIds();
-    const res = await postJson(hangar.url, "/runs/wait", {
+    const res = await postJson(hangar.server.url, "/runs/wait", {
       assistant_id: "research",
       input: { topic: "eels" },
     });
@@ -99,7 +88,7 @@ describe("stateless runs", () => {
 
   it("rejects an unknown assistant with 404 and creates nothing", async () => {
     const before = await threadIds();
-    await expect(client.runs.wait(null, "no-such-graph", { input: {} })).rejects.toMatchObject({
+    await expect(hangar.client.runs.wait(null, "no-such-graph", { input: {} })).rejects.toMatchObject({
       status: 404,
     });
     expect(await threadIds()).toEqual(before);

@@ -1,67 +1,16 @@
 // End-to-end tests of /threads through the official SDK: CRUD, supersteps, search, copy, state, history, status.
 import { randomUUID } from "node:crypto";
-import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, startHangar, type HangarProcess } from "../helpers/server.ts";
+import { beforeAll, describe, expect, it } from "vitest";
+import { getJson, httpError, postJson, unique } from "../helpers/http.ts";
+import { useHangar } from "../helpers/server.ts";
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
-let server: HangarProcess;
-let client: Client;
-
-beforeAll(async () => {
-  server = await startHangar();
-  // No retries: a failing request must surface at once, not after back-off.
-  client = new Client({ apiUrl: server.url, callerOptions: { maxRetries: 0 } });
-});
-
-afterAll(async () => {
-  if (server) {
-    await server.stop();
-    cleanupDir(server.dataDir);
-  }
-});
-
-/** Awaits a request that must fail; returns its HTTP status and parsed JSON body. */
-async function httpError(p: Promise<unknown>): Promise<{ status: number; body: any }> {
-  let err: any;
-  try {
-    await p;
-  } catch (e) {
-    err = e;
-  }
-  expect(err, "request should have failed").toBeDefined();
-  expect(typeof err.status, `expected an HTTP error, got ${String(err)}`).toBe("number");
-  let body: any;
-  try {
-    body = JSON.parse(err.text);
-  } catch {
-    throw new Error(`error body is not JSON: ${err.text}`);
-  }
-  return { status: err.status, body };
-}
-
-function unique(prefix: string): string {
-  return `${prefix}-${randomUUID()}`;
-}
+const hangar = useHangar();
 
 /** Small pause so that consecutive writes get distinct timestamps (ordering tests only). */
 function tick(): Promise<void> {
   return new Promise((r) => setTimeout(r, 15));
-}
-
-async function postJson(path: string, body: unknown): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${server.url}${path}`, {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  return { status: res.status, body: await res.json() };
-}
-
-async function getJson(path: string): Promise<{ status: number; body: any }> {
-  const res = await fetch(`${server.url}${path}`);
-  return { status: res.status, body: await res.json() };
 }
 
 function messageSummary(values: any): Array<[string, string]> {
@@ -70,12 +19,14 @@ function messageSummary(values: any): Array<[string, string]> {
 
 /** Runs the chat graph once on a thread with a human message. */
 async function chat(threadId: string, text: string) {
-  return client.runs.wait(threadId, "chat", { input: { messages: [{ type: "human", content: text }] } });
+  return hangar.client.runs.wait(threadId, "chat", {
+    input: { messages: [{ type: "human", content: text }] },
+  });
 }
 
 /** Causes a failed run on the thread: the chat graph cannot coerce a message of an unknown type. */
 async function failRun(threadId: string) {
-  await client.runs
+  await hangar.client.runs
     .wait(threadId, "chat", {
       input: { messages: [{ type: "not-a-message-type", content: "boom" }] },
       raiseError: false,
@@ -105,7 +56,7 @@ function expectStateShape(s: any, threadId: string) {
 
 describe("create", () => {
   it("with {} gives an idle thread with empty values", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     expect(t.thread_id).toMatch(UUID_RE);
     expect(t.status).toBe("idle");
     expect(t.values).toEqual({});
@@ -113,7 +64,7 @@ describe("create", () => {
     expect(Number.isNaN(Date.parse(t.created_at))).toBe(false);
     expect(Number.isNaN(Date.parse(t.updated_at))).toBe(false);
 
-    const raw = await postJson("/threads", {});
+    const raw = await postJson(hangar.server.url, "/threads", {});
     expect(raw.status).toBe(200);
     expect(raw.body.status).toBe("idle");
     expect(raw.body.values).toEqual({});
@@ -123,10 +74,10 @@ describe("create", () => {
   it("with thread_id and metadata stores both", async () => {
     const threadId = randomUUID();
     const tag = unique("create");
-    const t = await client.threads.create({ threadId, metadata: { tag, n: 1 } });
+    const t = await hangar.client.threads.create({ threadId, metadata: { tag, n: 1 } });
     expect(t.thread_id).toBe(threadId);
     expect(t.metadata).toMatchObject({ tag, n: 1 });
-    const got = await client.threads.get(threadId);
+    const got = await hangar.client.threads.get(threadId);
     expect(got.thread_id).toBe(threadId);
     expect(got.metadata).toMatchObject({ tag, n: 1 });
     expect(got.status).toBe("idle");
@@ -135,25 +86,25 @@ describe("create", () => {
   it("if_exists raise answers 409; do_nothing returns the existing thread", async () => {
     const threadId = randomUUID();
     const tag = unique("exists");
-    await client.threads.create({ threadId, metadata: { tag, which: "first" } });
-    const err = await httpError(client.threads.create({ threadId, metadata: { which: "second" } }));
+    await hangar.client.threads.create({ threadId, metadata: { tag, which: "first" } });
+    const err = await httpError(hangar.client.threads.create({ threadId, metadata: { which: "second" } }));
     expect(err.status).toBe(409);
     expect(err.body.detail).toBeTruthy();
-    const err2 = await httpError(client.threads.create({ threadId, ifExists: "raise" }));
+    const err2 = await httpError(hangar.client.threads.create({ threadId, ifExists: "raise" }));
     expect(err2.status).toBe(409);
 
-    const same = await client.threads.create({
+    const same = await hangar.client.threads.create({
       threadId,
       metadata: { which: "third" },
       ifExists: "do_nothing",
     });
     expect(same.thread_id).toBe(threadId);
     expect(same.metadata).toMatchObject({ tag, which: "first" });
-    expect((await client.threads.get(threadId)).metadata).toMatchObject({ which: "first" });
+    expect((await hangar.client.threads.get(threadId)).metadata).toMatchObject({ which: "first" });
   });
 
   it("applies supersteps in order (__input__, __start__, node)", async () => {
-    const t = await client.threads.create({
+    const t = await hangar.client.threads.create({
       graphId: "chat",
       metadata: { tag: unique("supersteps") },
       supersteps: [
@@ -169,7 +120,7 @@ describe("create", () => {
     ]);
     expect(t.metadata).toMatchObject({ graph_id: "chat" });
 
-    const state = await client.threads.getState(t.thread_id);
+    const state = await hangar.client.threads.getState(t.thread_id);
     expect(messageSummary(state.values)).toEqual([
       ["human", "hi"],
       ["ai", "hello"],
@@ -178,7 +129,7 @@ describe("create", () => {
     expectStateShape(state, t.thread_id);
 
     // One checkpoint per superstep, newest first.
-    const history = await client.threads.getHistory(t.thread_id);
+    const history = await hangar.client.threads.getHistory(t.thread_id);
     expect(history).toHaveLength(3);
     expect(history.map((s) => s.metadata?.step)).toEqual([1, 0, -1]);
     expect(messageSummary(history[0].values)).toEqual([
@@ -190,7 +141,7 @@ describe("create", () => {
 
     // The prepopulated thread continues like any other.
     await chat(t.thread_id, "again");
-    const after = await client.threads.getState(t.thread_id);
+    const after = await hangar.client.threads.getState(t.thread_id);
     expect(messageSummary(after.values).slice(0, 3)).toEqual([
       ["human", "hi"],
       ["ai", "hello"],
@@ -201,12 +152,12 @@ describe("create", () => {
 
   it("supersteps can set values of a plain-state graph through a node", async () => {
     const topic = unique("owls");
-    const t = await client.threads.create({
+    const t = await hangar.client.threads.create({
       graphId: "research",
       supersteps: [{ updates: [{ values: { topic }, asNode: "plan" }] }],
     });
     expect(t.values).toMatchObject({ topic });
-    const state = await client.threads.getState(t.thread_id);
+    const state = await hangar.client.threads.getState(t.thread_id);
     expect(state.values).toMatchObject({ topic });
     expect(state.next).toEqual(["research"]);
     expect(state.metadata?.source).toBe("update");
@@ -216,35 +167,36 @@ describe("create", () => {
 describe("get, patch, delete", () => {
   it("PATCH merges metadata and keeps the rest", async () => {
     const tag = unique("patch");
-    const t = await client.threads.create({ metadata: { tag, a: 1, b: "keep" } });
-    const patched = await client.threads.update(t.thread_id, { metadata: { a: 2, c: true } });
+    const t = await hangar.client.threads.create({ metadata: { tag, a: 1, b: "keep" } });
+    const patched = await hangar.client.threads.update(t.thread_id, { metadata: { a: 2, c: true } });
     expect(patched.thread_id).toBe(t.thread_id);
     expect(patched.metadata).toMatchObject({ tag, a: 2, b: "keep", c: true });
     expect(patched.created_at).toBe(t.created_at);
     expect(Date.parse(patched.updated_at)).toBeGreaterThanOrEqual(Date.parse(t.updated_at));
-    const got = await client.threads.get(t.thread_id);
+    const got = await hangar.client.threads.get(t.thread_id);
     expect(got.metadata).toMatchObject({ tag, a: 2, b: "keep", c: true });
   });
 
   it("DELETE removes the thread, its state and history", async () => {
-    const t = await client.threads.create({ metadata: { tag: unique("delete") } });
+    const t = await hangar.client.threads.create({ metadata: { tag: unique("delete") } });
     await chat(t.thread_id, "to be deleted");
-    await client.threads.delete(t.thread_id);
-    for (const p of [
-      client.threads.get(t.thread_id),
-      client.threads.getState(t.thread_id),
-      client.threads.getHistory(t.thread_id),
-      client.threads.delete(t.thread_id),
-      client.threads.update(t.thread_id, { metadata: { x: 1 } }),
+    await hangar.client.threads.delete(t.thread_id);
+    // Thunks: each request starts only when awaited, so no rejection goes unobserved.
+    for (const call of [
+      () => hangar.client.threads.get(t.thread_id),
+      () => hangar.client.threads.getState(t.thread_id),
+      () => hangar.client.threads.getHistory(t.thread_id),
+      () => hangar.client.threads.delete(t.thread_id),
+      () => hangar.client.threads.update(t.thread_id, { metadata: { x: 1 } }),
     ]) {
-      const err = await httpError(p);
+      const err = await httpError(call());
       expect(err.status).toBe(404);
       expect(typeof err.body.detail).toBe("string");
     }
   });
 
   it("GET of an unknown thread is 404 with a detail", async () => {
-    const err = await httpError(client.threads.get(randomUUID()));
+    const err = await httpError(hangar.client.threads.get(randomUUID()));
     expect(err.status).toBe(404);
     expect(typeof err.body.detail).toBe("string");
   });
@@ -259,60 +211,80 @@ describe("search and count", () => {
   beforeAll(async () => {
     topic = unique("topic");
     for (let i = 0; i < 5; i++) {
-      const t = await client.threads.create({ metadata: { tag, i, even: i % 2 === 0 } });
+      const t = await hangar.client.threads.create({ metadata: { tag, i, even: i % 2 === 0 } });
       ids.push(t.thread_id);
       await tick();
     }
     // Thread 0 gets values through a run; thread 4 ends in error.
-    await client.runs.wait(ids[0], "research", { input: { topic } });
+    await hangar.client.runs.wait(ids[0], "research", { input: { topic } });
     errorThread = ids[4];
     await failRun(errorThread);
   });
 
   it("filters by ids", async () => {
-    const res = await client.threads.search({ ids: [ids[1], ids[3]] });
+    const res = await hangar.client.threads.search({ ids: [ids[1], ids[3]] });
     expect(new Set(res.map((t) => t.thread_id))).toEqual(new Set([ids[1], ids[3]]));
   });
 
   it("filters by metadata containment", async () => {
-    const all = await client.threads.search({ metadata: { tag }, limit: 100 });
+    const all = await hangar.client.threads.search({ metadata: { tag }, limit: 100 });
     expect(new Set(all.map((t) => t.thread_id))).toEqual(new Set(ids));
-    const even = await client.threads.search({ metadata: { tag, even: true }, limit: 100 });
+    const even = await hangar.client.threads.search({ metadata: { tag, even: true }, limit: 100 });
     expect(new Set(even.map((t) => t.thread_id))).toEqual(new Set([ids[0], ids[2], ids[4]]));
-    const none = await client.threads.search({ metadata: { tag, even: "true" }, limit: 100 });
+    const none = await hangar.client.threads.search({ metadata: { tag, even: "true" }, limit: 100 });
     expect(none).toEqual([]);
   });
 
   it("filters by values", async () => {
-    const res = await client.threads.search({ values: { topic }, limit: 100 });
+    const res = await hangar.client.threads.search({ values: { topic }, limit: 100 });
     expect(res.map((t) => t.thread_id)).toEqual([ids[0]]);
   });
 
   it("filters by status", async () => {
-    const errored = await client.threads.search({ metadata: { tag }, status: "error", limit: 100 });
+    const errored = await hangar.client.threads.search({ metadata: { tag }, status: "error", limit: 100 });
     expect(errored.map((t) => t.thread_id)).toEqual([errorThread]);
-    const idle = await client.threads.search({ metadata: { tag }, status: "idle", limit: 100 });
+    const idle = await hangar.client.threads.search({ metadata: { tag }, status: "idle", limit: 100 });
     expect(new Set(idle.map((t) => t.thread_id))).toEqual(new Set(ids.slice(0, 4)));
   });
 
   it("sorts by thread_id both ways", async () => {
-    const asc = await client.threads.search({ metadata: { tag }, sortBy: "thread_id", sortOrder: "asc" });
+    const asc = await hangar.client.threads.search({
+      metadata: { tag },
+      sortBy: "thread_id",
+      sortOrder: "asc",
+    });
     expect(asc.map((t) => t.thread_id)).toEqual([...ids].sort());
-    const desc = await client.threads.search({ metadata: { tag }, sortBy: "thread_id", sortOrder: "desc" });
+    const desc = await hangar.client.threads.search({
+      metadata: { tag },
+      sortBy: "thread_id",
+      sortOrder: "desc",
+    });
     expect(desc.map((t) => t.thread_id)).toEqual([...ids].sort().reverse());
   });
 
   it("sorts by created_at both ways", async () => {
-    const asc = await client.threads.search({ metadata: { tag }, sortBy: "created_at", sortOrder: "asc" });
+    const asc = await hangar.client.threads.search({
+      metadata: { tag },
+      sortBy: "created_at",
+      sortOrder: "asc",
+    });
     expect(asc.map((t) => t.thread_id)).toEqual(ids);
-    const desc = await client.threads.search({ metadata: { tag }, sortBy: "created_at", sortOrder: "desc" });
+    const desc = await hangar.client.threads.search({
+      metadata: { tag },
+      sortBy: "created_at",
+      sortOrder: "desc",
+    });
     expect(desc.map((t) => t.thread_id)).toEqual([...ids].reverse());
   });
 
   it("sorts by status both ways", async () => {
-    const asc = await client.threads.search({ metadata: { tag }, sortBy: "status", sortOrder: "asc" });
+    const asc = await hangar.client.threads.search({ metadata: { tag }, sortBy: "status", sortOrder: "asc" });
     expect(asc.map((t) => t.status)).toEqual(["error", "idle", "idle", "idle", "idle"]);
-    const desc = await client.threads.search({ metadata: { tag }, sortBy: "status", sortOrder: "desc" });
+    const desc = await hangar.client.threads.search({
+      metadata: { tag },
+      sortBy: "status",
+      sortOrder: "desc",
+    });
     expect(desc.map((t) => t.status)).toEqual(["idle", "idle", "idle", "idle", "error"]);
   });
 
@@ -320,18 +292,18 @@ describe("search and count", () => {
     const tag2 = unique("updated");
     const made: string[] = [];
     for (let i = 0; i < 3; i++) {
-      made.push((await client.threads.create({ metadata: { tag: tag2 } })).thread_id);
+      made.push((await hangar.client.threads.create({ metadata: { tag: tag2 } })).thread_id);
       await tick();
     }
     // Touch the oldest thread last: it becomes the most recently updated.
-    await client.threads.update(made[0], { metadata: { touched: true } });
-    const desc = await client.threads.search({
+    await hangar.client.threads.update(made[0], { metadata: { touched: true } });
+    const desc = await hangar.client.threads.search({
       metadata: { tag: tag2 },
       sortBy: "updated_at",
       sortOrder: "desc",
     });
     expect(desc.map((t) => t.thread_id)).toEqual([made[0], made[2], made[1]]);
-    const asc = await client.threads.search({
+    const asc = await hangar.client.threads.search({
       metadata: { tag: tag2 },
       sortBy: "updated_at",
       sortOrder: "asc",
@@ -342,7 +314,7 @@ describe("search and count", () => {
   it("pages with limit/offset without overlap", async () => {
     const pages: string[][] = [];
     for (const offset of [0, 2, 4]) {
-      const page = await client.threads.search({
+      const page = await hangar.client.threads.search({
         metadata: { tag },
         sortBy: "created_at",
         sortOrder: "asc",
@@ -353,12 +325,12 @@ describe("search and count", () => {
     }
     expect(pages.map((p) => p.length)).toEqual([2, 2, 1]);
     expect(pages.flat()).toEqual(ids);
-    const beyond = await client.threads.search({ metadata: { tag }, limit: 2, offset: 5 });
+    const beyond = await hangar.client.threads.search({ metadata: { tag }, limit: 2, offset: 5 });
     expect(beyond).toEqual([]);
   });
 
   it("select returns only the chosen fields", async () => {
-    const res = await client.threads.search({
+    const res = await hangar.client.threads.search({
       metadata: { tag },
       select: ["thread_id", "status"],
       limit: 100,
@@ -368,7 +340,7 @@ describe("search and count", () => {
   });
 
   it("results carry the thread fields", async () => {
-    const [t] = await client.threads.search({ ids: [ids[0]] });
+    const [t] = await hangar.client.threads.search({ ids: [ids[0]] });
     for (const key of ["thread_id", "created_at", "updated_at", "metadata", "status", "config"]) {
       expect(t).toHaveProperty(key);
     }
@@ -376,27 +348,27 @@ describe("search and count", () => {
   });
 
   it("counts with metadata and status", async () => {
-    expect(await client.threads.count({ metadata: { tag } })).toBe(5);
-    expect(await client.threads.count({ metadata: { tag, even: false } })).toBe(2);
-    expect(await client.threads.count({ metadata: { tag }, status: "error" })).toBe(1);
-    expect(await client.threads.count({ metadata: { tag }, status: "idle" })).toBe(4);
-    expect(await client.threads.count({ metadata: { tag }, status: "interrupted" })).toBe(0);
-    expect(await client.threads.count({ metadata: { tag: unique("none") } })).toBe(0);
+    expect(await hangar.client.threads.count({ metadata: { tag } })).toBe(5);
+    expect(await hangar.client.threads.count({ metadata: { tag, even: false } })).toBe(2);
+    expect(await hangar.client.threads.count({ metadata: { tag }, status: "error" })).toBe(1);
+    expect(await hangar.client.threads.count({ metadata: { tag }, status: "idle" })).toBe(4);
+    expect(await hangar.client.threads.count({ metadata: { tag }, status: "interrupted" })).toBe(0);
+    expect(await hangar.client.threads.count({ metadata: { tag: unique("none") } })).toBe(0);
   });
 });
 
 describe("copy", () => {
   it("copies state and history; the copy then diverges independently", async () => {
-    const original = await client.threads.create({ metadata: { tag: unique("copy") } });
+    const original = await hangar.client.threads.create({ metadata: { tag: unique("copy") } });
     await chat(original.thread_id, "first question");
-    const stateBefore = await client.threads.getState(original.thread_id);
-    const historyBefore = await client.threads.getHistory(original.thread_id, { limit: 100 });
+    const stateBefore = await hangar.client.threads.getState(original.thread_id);
+    const historyBefore = await hangar.client.threads.getHistory(original.thread_id, { limit: 100 });
 
-    const copy = await client.threads.copy(original.thread_id);
+    const copy = await hangar.client.threads.copy(original.thread_id);
     expect(copy.thread_id).toMatch(UUID_RE);
     expect(copy.thread_id).not.toBe(original.thread_id);
 
-    const copyState = await client.threads.getState(copy.thread_id);
+    const copyState = await hangar.client.threads.getState(copy.thread_id);
     expect(copyState.values).toEqual(stateBefore.values);
     expect(copyState.checkpoint.thread_id).toBe(copy.thread_id);
 
@@ -408,26 +380,26 @@ describe("copy", () => {
         step: s.metadata?.step,
         source: s.metadata?.source,
       }));
-    const copyHistory = await client.threads.getHistory(copy.thread_id, { limit: 100 });
+    const copyHistory = await hangar.client.threads.getHistory(copy.thread_id, { limit: 100 });
     expect(project(copyHistory)).toEqual(project(historyBefore));
 
     // Diverge: a run on the copy leaves the original untouched.
     await chat(copy.thread_id, "only on the copy");
-    const copyAfter = await client.threads.getState(copy.thread_id);
+    const copyAfter = await hangar.client.threads.getState(copy.thread_id);
     expect(messageSummary(copyAfter.values)).toHaveLength(4);
     expect(messageSummary(copyAfter.values)[2]).toEqual(["human", "only on the copy"]);
 
-    expect(await client.threads.getState(original.thread_id)).toEqual(stateBefore);
-    expect(await client.threads.getHistory(original.thread_id, { limit: 100 })).toEqual(historyBefore);
+    expect(await hangar.client.threads.getState(original.thread_id)).toEqual(stateBefore);
+    expect(await hangar.client.threads.getHistory(original.thread_id, { limit: 100 })).toEqual(historyBefore);
 
     // And a run on the original leaves the copy untouched.
-    const copyHistoryAfter = await client.threads.getHistory(copy.thread_id, { limit: 100 });
+    const copyHistoryAfter = await hangar.client.threads.getHistory(copy.thread_id, { limit: 100 });
     await chat(original.thread_id, "only on the original");
-    expect(await client.threads.getHistory(copy.thread_id, { limit: 100 })).toEqual(copyHistoryAfter);
+    expect(await hangar.client.threads.getHistory(copy.thread_id, { limit: 100 })).toEqual(copyHistoryAfter);
   });
 
   it("copy of a missing thread is 404", async () => {
-    const err = await httpError(client.threads.copy(randomUUID()));
+    const err = await httpError(hangar.client.threads.copy(randomUUID()));
     expect(err.status).toBe(404);
     expect(err.body.detail).toBeTruthy();
   });
@@ -435,9 +407,9 @@ describe("copy", () => {
 
 describe("state", () => {
   it("GET /state has the documented shape", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     await chat(t.thread_id, "shape please");
-    const s = (await client.threads.getState(t.thread_id)) as any;
+    const s = (await hangar.client.threads.getState(t.thread_id)) as any;
     expectStateShape(s, t.thread_id);
     expect(s.next).toEqual([]);
     expect(s.tasks).toEqual([]);
@@ -447,20 +419,20 @@ describe("state", () => {
   });
 
   it("GET /state/{checkpoint_id} and POST /state/checkpoint return an older state as it was", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     await chat(t.thread_id, "one");
-    const afterFirst = await client.threads.getState(t.thread_id);
+    const afterFirst = await hangar.client.threads.getState(t.thread_id);
     await chat(t.thread_id, "two");
-    const latest = await client.threads.getState(t.thread_id);
+    const latest = await hangar.client.threads.getState(t.thread_id);
     expect(messageSummary(latest.values)).toHaveLength(4);
 
-    const old = await client.threads.getState(t.thread_id, afterFirst.checkpoint.checkpoint_id!);
+    const old = await hangar.client.threads.getState(t.thread_id, afterFirst.checkpoint.checkpoint_id!);
     expect(old.checkpoint.checkpoint_id).toBe(afterFirst.checkpoint.checkpoint_id);
     expect(old.values).toEqual(afterFirst.values);
     expect(messageSummary(old.values)).toHaveLength(2);
     expectStateShape(old, t.thread_id);
 
-    const viaPost = await client.threads.getState(t.thread_id, {
+    const viaPost = await hangar.client.threads.getState(t.thread_id, {
       thread_id: t.thread_id,
       checkpoint_id: afterFirst.checkpoint.checkpoint_id,
       checkpoint_ns: "",
@@ -471,23 +443,23 @@ describe("state", () => {
   });
 
   it("GET /state of an unknown checkpoint is 404", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     await chat(t.thread_id, "x");
-    const err = await httpError(client.threads.getState(t.thread_id, randomUUID()));
+    const err = await httpError(hangar.client.threads.getState(t.thread_id, randomUUID()));
     expect(err.status).toBe(404);
     expect(err.body.detail).toBeTruthy();
   });
 
   it("POST /state with as_node updates the state; metadata.source is update", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     await chat(t.thread_id, "before the edit");
-    const res = (await client.threads.updateState(t.thread_id, {
+    const res = (await hangar.client.threads.updateState(t.thread_id, {
       values: { messages: [{ type: "ai", content: "edited by hand" }] },
       asNode: "agent",
     })) as any;
     expect(typeof res.checkpoint?.checkpoint_id).toBe("string");
 
-    const s = await client.threads.getState(t.thread_id);
+    const s = await hangar.client.threads.getState(t.thread_id);
     expect(s.checkpoint.checkpoint_id).toBe(res.checkpoint.checkpoint_id);
     expect(s.metadata?.source).toBe("update");
     expect(s.next).toEqual([]);
@@ -495,16 +467,16 @@ describe("state", () => {
     expect(msgs).toHaveLength(3);
     expect(msgs[2]).toEqual(["ai", "edited by hand"]);
 
-    const [newest] = await client.threads.getHistory(t.thread_id, { limit: 1 });
+    const [newest] = await hangar.client.threads.getHistory(t.thread_id, { limit: 1 });
     expect(newest.checkpoint.checkpoint_id).toBe(res.checkpoint.checkpoint_id);
     expect(newest.metadata?.source).toBe("update");
   });
 
   it("POST /state as a node schedules the following node", async () => {
-    const t = await client.threads.create({ metadata: { graph_id: "research" } });
-    await client.runs.wait(t.thread_id, "research", { input: { topic: "bees" } });
-    await client.threads.updateState(t.thread_id, { values: { topic: "wasps" }, asNode: "plan" });
-    const s = await client.threads.getState(t.thread_id);
+    const t = await hangar.client.threads.create({ metadata: { graph_id: "research" } });
+    await hangar.client.runs.wait(t.thread_id, "research", { input: { topic: "bees" } });
+    await hangar.client.threads.updateState(t.thread_id, { values: { topic: "wasps" }, asNode: "plan" });
+    const s = await hangar.client.threads.getState(t.thread_id);
     expect(s.values).toMatchObject({ topic: "wasps" });
     expect(s.next).toEqual(["research"]);
     expect(s.metadata?.source).toBe("update");
@@ -517,9 +489,9 @@ describe("history", () => {
   const runs = 4;
 
   beforeAll(async () => {
-    threadId = (await client.threads.create()).thread_id;
+    threadId = (await hangar.client.threads.create()).thread_id;
     for (let i = 0; i < runs; i++) await chat(threadId, `turn ${i}`);
-    all = await client.threads.getHistory(threadId, { limit: 1000 });
+    all = await hangar.client.threads.getHistory(threadId, { limit: 1000 });
   });
 
   it("POST lists checkpoints newest first, each with checkpoint_id and metadata.step", async () => {
@@ -528,7 +500,7 @@ describe("history", () => {
     for (let i = 1; i < steps.length; i++) expect(steps[i]).toBeLessThan(steps[i - 1]);
     expect(new Set(all.map((s) => s.checkpoint_id)).size).toBe(all.length);
     for (const s of all) expectStateShape(s, threadId);
-    expect(all[0]).toEqual(await client.threads.getState(threadId));
+    expect(all[0]).toEqual(await hangar.client.threads.getState(threadId));
     expect(all[all.length - 1].parent_checkpoint ?? null).toBeNull();
     // Each item's parent is the next (older) item.
     for (let i = 0; i < all.length - 1; i++)
@@ -536,22 +508,22 @@ describe("history", () => {
   });
 
   it("honours limit, default 10 (POST and GET)", async () => {
-    expect(await client.threads.getHistory(threadId, { limit: 3 })).toEqual(all.slice(0, 3));
-    const postDefault = await postJson(`/threads/${threadId}/history`, {});
+    expect(await hangar.client.threads.getHistory(threadId, { limit: 3 })).toEqual(all.slice(0, 3));
+    const postDefault = await postJson(hangar.server.url, `/threads/${threadId}/history`, {});
     expect(postDefault.status).toBe(200);
     expect(postDefault.body).toHaveLength(10);
     expect(postDefault.body).toEqual(all.slice(0, 10));
 
-    const getDefault = await getJson(`/threads/${threadId}/history`);
+    const getDefault = await getJson(hangar.server.url, `/threads/${threadId}/history`);
     expect(getDefault.status).toBe(200);
     expect(getDefault.body).toEqual(all.slice(0, 10));
-    const getLimited = await getJson(`/threads/${threadId}/history?limit=2`);
+    const getLimited = await getJson(hangar.server.url, `/threads/${threadId}/history?limit=2`);
     expect(getLimited.body).toEqual(all.slice(0, 2));
   });
 
   it("before (as the SDK sends it, a config) returns only older checkpoints", async () => {
     const pivot = all[3];
-    const older = await client.threads.getHistory(threadId, {
+    const older = await hangar.client.threads.getHistory(threadId, {
       limit: 1000,
       before: { configurable: { checkpoint_id: pivot.checkpoint_id } },
     });
@@ -560,14 +532,17 @@ describe("history", () => {
 
   it("before as a GET query string returns only older checkpoints", async () => {
     const pivot = all[3];
-    const viaGet = await getJson(`/threads/${threadId}/history?before=${pivot.checkpoint_id}&limit=2`);
+    const viaGet = await getJson(
+      hangar.server.url,
+      `/threads/${threadId}/history?before=${pivot.checkpoint_id}&limit=2`,
+    );
     expect(viaGet.status).toBe(200);
     expect(viaGet.body).toEqual(all.slice(4, 6));
   });
 
   it("before also accepts a checkpoint object (OpenAPI CheckpointConfig)", async () => {
     const pivot = all[5];
-    const res = await postJson(`/threads/${threadId}/history`, {
+    const res = await postJson(hangar.server.url, `/threads/${threadId}/history`, {
       limit: 3,
       before: { checkpoint_id: pivot.checkpoint_id },
     });
@@ -576,60 +551,67 @@ describe("history", () => {
   });
 
   it("filters by metadata", async () => {
-    const inputs = await client.threads.getHistory(threadId, { limit: 1000, metadata: { source: "input" } });
+    const inputs = await hangar.client.threads.getHistory(threadId, {
+      limit: 1000,
+      metadata: { source: "input" },
+    });
     expect(inputs).toHaveLength(runs);
     for (const s of inputs) expect(s.metadata?.source).toBe("input");
     expect(inputs).toEqual(all.filter((s) => s.metadata.source === "input"));
   });
 
   it("history of an empty thread is empty", async () => {
-    const t = await client.threads.create();
-    expect(await client.threads.getHistory(t.thread_id)).toEqual([]);
+    const t = await hangar.client.threads.create();
+    expect(await hangar.client.threads.getHistory(t.thread_id)).toEqual([]);
   });
 });
 
 describe("thread status", () => {
   it("is idle after a successful run", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     await chat(t.thread_id, "hello");
-    const got = await client.threads.get(t.thread_id);
+    const got = await hangar.client.threads.get(t.thread_id);
     expect(got.status).toBe("idle");
     expect(messageSummary(got.values)).toHaveLength(2);
   });
 
   it("is error after a failed run", async () => {
-    const t = await client.threads.create();
+    const t = await hangar.client.threads.create();
     await failRun(t.thread_id);
-    expect((await client.threads.get(t.thread_id)).status).toBe("error");
+    expect((await hangar.client.threads.get(t.thread_id)).status).toBe("error");
   });
 
   it("is interrupted at interrupt() and idle again after resume", async () => {
     const tag = unique("approval");
-    const t = await client.threads.create({ metadata: { tag } });
-    const first = (await client.runs.wait(t.thread_id, "approval", {
+    const t = await hangar.client.threads.create({ metadata: { tag } });
+    const first = (await hangar.client.runs.wait(t.thread_id, "approval", {
       input: { request: "a new laptop" },
     })) as any;
     expect(first).toBeTruthy();
 
-    const interrupted = await client.threads.get(t.thread_id);
+    const interrupted = await hangar.client.threads.get(t.thread_id);
     expect(interrupted.status).toBe("interrupted");
     expect(
-      (await client.threads.search({ metadata: { tag }, status: "interrupted" })).map((x) => x.thread_id),
+      (await hangar.client.threads.search({ metadata: { tag }, status: "interrupted" })).map(
+        (x) => x.thread_id,
+      ),
     ).toEqual([t.thread_id]);
 
-    const paused = await client.threads.getState(t.thread_id);
+    const paused = await hangar.client.threads.getState(t.thread_id);
     expect(paused.next).toEqual(["review"]);
     expect(paused.values).toMatchObject({ request: "a new laptop", draft: "Proposal: a new laptop" });
     const reviewTask = paused.tasks.find((x: any) => x.name === "review") as any;
     expect(reviewTask).toBeDefined();
     expect(reviewTask.interrupts[0].value).toMatchObject({ question: "Approve this draft?" });
 
-    const resumed = (await client.runs.wait(t.thread_id, "approval", { command: { resume: "yes" } })) as any;
+    const resumed = (await hangar.client.runs.wait(t.thread_id, "approval", {
+      command: { resume: "yes" },
+    })) as any;
     expect(resumed.decision).toBe("yes");
-    const done = await client.threads.get(t.thread_id);
+    const done = await hangar.client.threads.get(t.thread_id);
     expect(done.status).toBe("idle");
     expect((done.values as any).decision).toBe("yes");
-    const finalState = await client.threads.getState(t.thread_id);
+    const finalState = await hangar.client.threads.getState(t.thread_id);
     expect(finalState.next).toEqual([]);
   });
 });

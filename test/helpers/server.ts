@@ -5,6 +5,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
+import { afterAll, beforeAll } from "vitest";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const BIN = join(ROOT, "bin/hangar.js");
@@ -110,4 +111,47 @@ export function runHangar(
     proc.stderr!.on("data", (d) => (out += d));
     proc.once("exit", (code) => res({ code, output: out }));
   });
+}
+
+/** An SDK client for `url` that does not retry: a failing request must surface at once, not after back-off. */
+export function noRetryClient(url: string): Client {
+  return new Client({ apiUrl: url, callerOptions: { maxRetries: 0 } });
+}
+
+export interface HangarHandle {
+  /** The running server; only available inside tests and hooks that run after the `beforeAll`. */
+  readonly server: HangarProcess;
+  /** A no-retry SDK client for `server`. */
+  readonly client: Client;
+}
+
+/**
+ * Starts a server in `beforeAll` and stops it (and removes its data dir) in `afterAll` of the current
+ * file or describe block. Returns getters for the server and a no-retry client.
+ */
+export function useHangar(opts: StartOptions = {}): HangarHandle {
+  let server: HangarProcess | undefined;
+  let client: Client | undefined;
+  beforeAll(async () => {
+    server = await startHangar(opts);
+    client = noRetryClient(server.url);
+  });
+  afterAll(async () => {
+    if (server) {
+      await server.stop();
+      cleanupDir(server.dataDir);
+    }
+  });
+  const notStarted = () =>
+    new Error("useHangar: the server is not started yet (use it inside tests or hooks)");
+  return {
+    get server() {
+      if (!server) throw notStarted();
+      return server;
+    },
+    get client() {
+      if (!client) throw notStarted();
+      return client;
+    },
+  };
 }

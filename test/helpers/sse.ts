@@ -57,27 +57,6 @@ export async function postSse(baseUrl: string, path: string, body: unknown): Pro
   return { status: res.status, headers: res.headers, text, events: res.ok ? parseSse(text) : [] };
 }
 
-/** POSTs JSON and returns status, headers and the parsed JSON body. */
-export async function postJson(
-  baseUrl: string,
-  path: string,
-  body: unknown,
-): Promise<{ status: number; headers: Headers; body: any }> {
-  const res = await fetch(new URL(path, baseUrl), {
-    method: "POST",
-    headers: { "content-type": "application/json" },
-    body: JSON.stringify(body),
-  });
-  const text = await res.text();
-  let parsed: any = text;
-  try {
-    parsed = JSON.parse(text);
-  } catch {
-    parsed = text;
-  }
-  return { status: res.status, headers: res.headers, body: parsed };
-}
-
 export interface StreamPart {
   event: string;
   data: any;
