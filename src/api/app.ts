@@ -8,6 +8,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
+import { RawJson } from "../runs/json-cache.js";
 import { toJson } from "../runs/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
@@ -25,7 +26,7 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app, log);
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.
-  app.setReplySerializer((payload) => toJson(payload));
+  app.setReplySerializer((payload) => (payload instanceof RawJson ? payload.json : toJson(payload)));
 
   // An empty JSON body (SDK calls without a payload) is treated as {}.
   app.removeContentTypeParser("application/json");

@@ -79,7 +79,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.get(
       "/threads/:thread_id/state",
       { schema: { tags, params: S.ThreadIdParams, querystring: S.StateQuery } },
-      async (req) => threadState.getState(req.params.thread_id, null, req.query.subgraphs),
+      async (req) => threadState.stateJson(req.params.thread_id, null, req.query.subgraphs),
     );
 
     app.get(
@@ -92,7 +92,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         },
       },
       async (req) =>
-        threadState.getState(
+        threadState.stateJson(
           req.params.thread_id,
           { checkpoint_id: req.params.checkpoint_id },
           req.query.subgraphs,
@@ -102,7 +102,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.post(
       "/threads/:thread_id/state/checkpoint",
       { schema: { tags, params: S.ThreadIdParams, body: S.StateCheckpointBody } },
-      async (req) => threadState.getState(req.params.thread_id, req.body.checkpoint, req.body.subgraphs),
+      async (req) => threadState.stateJson(req.params.thread_id, req.body.checkpoint, req.body.subgraphs),
     );
 
     app.post(
@@ -114,13 +114,13 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.post(
       "/threads/:thread_id/history",
       { schema: { tags, params: S.ThreadIdParams, body: S.HistoryBody } },
-      async (req) => threadState.history(req.params.thread_id, req.body),
+      async (req) => threadState.historyJson(req.params.thread_id, req.body),
     );
 
     app.get(
       "/threads/:thread_id/history",
       { schema: { tags, params: S.ThreadIdParams, querystring: S.HistoryQuery } },
-      async (req) => threadState.history(req.params.thread_id, req.query),
+      async (req) => threadState.historyJson(req.params.thread_id, req.query),
     );
   };
 }

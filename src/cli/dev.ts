@@ -41,12 +41,16 @@ export async function runDev(opts: DevOptions): Promise<number> {
     console.log(`  docs:   ${server.url}/docs`);
     if (server.recovered)
       console.log(`  resumed ${server.recovered} run(s) left unfinished by the last process`);
+    let stopping = false;
     const stop = async () => {
+      // A second signal while closing exits at once.
+      if (stopping) process.exit(130);
+      stopping = true;
       await server.close().catch(() => {});
       process.exit(0);
     };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
     return await new Promise<number>(() => {});
   } catch (e) {
     if (e instanceof ConfigError || e instanceof GraphLoadError || e instanceof StartupError) {

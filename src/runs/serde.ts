@@ -1,20 +1,46 @@
 // JSON serialization of graph values for the wire and for storage: LangChain messages become plain dicts.
-function replacer(this: any, key: string, value: unknown): unknown {
-  const raw = this[key];
-  if (raw != null && typeof raw === "object" && typeof raw.toDict === "function") {
-    const { type, data } = raw.toDict();
-    return { ...data, type };
+
+function isPlainObject(v: object): boolean {
+  const proto = Object.getPrototypeOf(v);
+  return proto === Object.prototype || proto === null;
+}
+
+/**
+ * Replaces objects that have `toDict()` (LangChain messages) with `{...data, type}`, copying only the
+ * containers on the path to a replaced value. Done before JSON.stringify because stringify would otherwise
+ * call each message's (costly) `toJSON()` first.
+ */
+function prepare(v: unknown, depth = 0): unknown {
+  if (v === null || typeof v !== "object") return typeof v === "bigint" ? v.toString() : v;
+  if (depth > 200) return v;
+  const o = v as Record<string, any>;
+  if (typeof o.toDict === "function") {
+    const { type, data } = o.toDict();
+    return prepare({ ...data, type }, depth + 1);
   }
-  if (typeof value === "bigint") return value.toString();
-  return value;
+  if (Array.isArray(v)) {
+    let out: unknown[] | undefined;
+    for (let i = 0; i < v.length; i++) {
+      const p = prepare(v[i], depth + 1);
+      if (p !== v[i]) (out ??= v.slice())[i] = p;
+    }
+    return out ?? v;
+  }
+  if (!isPlainObject(v)) return v;
+  let out: Record<string, unknown> | undefined;
+  for (const k in o) {
+    const p = prepare(o[k], depth + 1);
+    if (p !== o[k]) (out ??= { ...o })[k] = p;
+  }
+  return out ?? v;
 }
 
 /** JSON text of a value, with messages as `{type, content, ...}` dicts like the official server sends. */
 export function toJson(value: unknown): string {
-  return JSON.stringify(value, replacer) ?? "null";
+  return JSON.stringify(prepare(value)) ?? "null";
 }
 
-/** A plain JSON-safe copy of a value (messages as dicts). */
+/** A JSON-safe copy of a value (messages as dicts). */
 export function toPlain<T = unknown>(value: unknown): T {
   return JSON.parse(toJson(value)) as T;
 }

@@ -1,7 +1,8 @@
 // Thread state through the graph: read state at a checkpoint, update it, list history, apply supersteps.
 import type { GraphRegistry, AnyGraph } from "../graphs/registry.js";
 import { conflict, notFound, unprocessable } from "../api/errors.js";
-import { toPlain } from "./serde.js";
+import { JsonCache, RawJson } from "./json-cache.js";
+import { toJson, toPlain } from "./serde.js";
 import type { Json, Storage, Thread } from "../storage/types.js";
 import {
   EMPTY_STATE,
@@ -18,6 +19,9 @@ export interface CheckpointSel {
 }
 
 export class ThreadStateService {
+  /** Serialized state and history, keyed by the thread's checkpoint token: exact, never stale. */
+  private cache = new JsonCache();
+
   constructor(
     private storage: Storage,
     private graphs: GraphRegistry,
@@ -42,6 +46,30 @@ export class ThreadStateService {
     if (sel?.checkpoint_ns) configurable.checkpoint_ns = sel.checkpoint_ns;
     if (sel?.checkpoint_map) configurable.checkpoint_map = sel.checkpoint_map;
     return { configurable };
+  }
+
+  /** Serves `compute` from the cache while the thread's checkpoints are unchanged. */
+  private async cached(threadId: string, query: unknown, compute: () => Promise<unknown>): Promise<RawJson> {
+    // The thread's graph decides how checkpoints read; it is part of the key (and a missing thread is 404).
+    const graphId = (await this.thread(threadId)).metadata.graph_id;
+    const token = this.storage.checkpointToken(threadId);
+    const key = token === null ? null : `${threadId}|${token}|${String(graphId)}|${JSON.stringify(query)}`;
+    const hit = key === null ? undefined : this.cache.get(key);
+    if (hit !== undefined) return new RawJson(hit);
+    const json = toJson(await compute());
+    // Cache only if nothing was written meanwhile (the token is read again after computing).
+    if (key !== null && this.storage.checkpointToken(threadId) === token) this.cache.set(key, json);
+    return new RawJson(json);
+  }
+
+  /** The state as JSON text (cached). */
+  stateJson(threadId: string, sel: CheckpointSel | null, subgraphs = false): Promise<RawJson> {
+    return this.cached(threadId, ["state", sel, subgraphs], () => this.getState(threadId, sel, subgraphs));
+  }
+
+  /** The history as JSON text (cached). */
+  historyJson(threadId: string, q: Parameters<ThreadStateService["history"]>[1]): Promise<RawJson> {
+    return this.cached(threadId, ["history", q], () => this.history(threadId, q));
   }
 
   async getState(threadId: string, sel: CheckpointSel | null, subgraphs = false): Promise<ThreadStateJson> {

@@ -159,5 +159,10 @@ export interface Storage {
    * is acknowledged to a client only after this resolves.
    */
   sync(): Promise<void>;
+  /**
+   * A token that changes whenever the thread's checkpoints change, for caching what is derived from them;
+   * null when the backend cannot tell (then callers do not cache).
+   */
+  checkpointToken(threadId: string): string | null;
   close(): Promise<void>;
 }

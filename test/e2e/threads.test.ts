@@ -615,3 +615,38 @@ describe("thread status", () => {
     expect(finalState.next).toEqual([]);
   });
 });
+
+describe("state and history reads follow every change (they are served from a cache)", () => {
+  it("a repeated read is identical, and a run, a state update, a copy or a delete shows at once", async () => {
+    const t = await hangar.client.threads.create();
+    await chat(t.thread_id, "first");
+    const h1 = await hangar.client.threads.getHistory(t.thread_id, { limit: 50 });
+    expect(await hangar.client.threads.getHistory(t.thread_id, { limit: 50 })).toEqual(h1);
+    const s1 = await hangar.client.threads.getState(t.thread_id);
+    expect(await hangar.client.threads.getState(t.thread_id)).toEqual(s1);
+
+    await chat(t.thread_id, "second");
+    const h2 = await hangar.client.threads.getHistory(t.thread_id, { limit: 50 });
+    expect(h2.length).toBeGreaterThan(h1.length);
+    const s2 = await hangar.client.threads.getState(t.thread_id);
+    const texts = (s: typeof s2) => (s.values as any).messages.map((m: any) => m.content);
+    expect(texts(s2)).toContain("second");
+    expect(s2.checkpoint.checkpoint_id).not.toBe(s1.checkpoint.checkpoint_id);
+
+    await hangar.client.threads.updateState(t.thread_id, {
+      values: { messages: [{ type: "ai", content: "edited" }] },
+      asNode: "agent",
+    });
+    const s3 = await hangar.client.threads.getState(t.thread_id);
+    expect(texts(s3)).toContain("edited");
+    expect(s3.metadata?.source).toBe("update");
+    expect((await hangar.client.threads.getHistory(t.thread_id, { limit: 50 })).length).toBe(h2.length + 1);
+
+    const copy = await hangar.client.threads.copy(t.thread_id);
+    expect((await hangar.client.threads.getState(copy.thread_id)).values).toEqual(s3.values);
+
+    await hangar.client.threads.delete(t.thread_id);
+    expect((await httpError(hangar.client.threads.getState(t.thread_id))).status).toBe(404);
+    expect((await httpError(hangar.client.threads.getHistory(t.thread_id))).status).toBe(404);
+  });
+});

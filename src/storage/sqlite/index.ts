@@ -7,6 +7,7 @@ import { GroupCommit } from "./group-commit.js";
 import { registerJsonFunctions } from "./json-filter.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteThreads } from "./threads.js";
+import { WriteTracker } from "./write-tracker.js";
 
 /**
  * Durability: FULL (default) acknowledges a write only after the WAL is fsynced (asynchronously, shared by
@@ -20,15 +21,17 @@ export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchro
   const durable = mode === "FULL" || mode === "EXTRA";
   const gc = new GroupCommit(db, durable ? `${db.name}-wal` : undefined);
   const begin = () => gc.begin();
-  const checkpointer = new HangarSqliteSaver(db, begin);
+  const tracker = new WriteTracker();
+  const checkpointer = new HangarSqliteSaver(db, begin, tracker);
   // Create the checkpointer's tables now, so thread copy/delete can rely on them.
   (checkpointer as unknown as { setup(): void }).setup();
   return {
     assistants: new SqliteAssistants(db, begin),
-    threads: new SqliteThreads(db, begin),
+    threads: new SqliteThreads(db, begin, tracker),
     runs: new SqliteRuns(db, begin),
     checkpointer,
     sync: () => gc.sync(),
+    checkpointToken: (threadId) => tracker.token(threadId),
     close: async () => {
       gc.close();
       db.close();

@@ -3,6 +3,7 @@ import type Database from "better-sqlite3";
 import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStatus, ThreadStore } from "../types.js";
 import { containmentSql } from "./json-filter.js";
 import { now, orderBy, statementCache, toThread } from "./rows.js";
+import type { WriteTracker } from "./write-tracker.js";
 
 const SORTABLE = ["thread_id", "status", "created_at", "updated_at", "state_updated_at"] as const;
 
@@ -12,6 +13,7 @@ export class SqliteThreads implements ThreadStore {
   constructor(
     private db: Database.Database,
     private begin: () => void,
+    private tracker: WriteTracker,
   ) {
     this.stmt = statementCache(db);
   }
@@ -52,6 +54,7 @@ export class SqliteThreads implements ThreadStore {
 
   async delete(id: string): Promise<boolean> {
     this.begin();
+    this.tracker.touch(id);
     return this.db.transaction(() => {
       const n = this.stmt("DELETE FROM threads WHERE thread_id = ?").run(id).changes;
       this.stmt("DELETE FROM runs WHERE thread_id = ?").run(id);
@@ -95,6 +98,7 @@ export class SqliteThreads implements ThreadStore {
 
   async copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null> {
     this.begin();
+    this.tracker.touch(newId);
     return this.db.transaction(() => {
       const ts = now();
       const row = this.stmt(

@@ -1,0 +1,39 @@
+// A byte-bounded LRU of serialized JSON responses, and the wrapper that sends JSON text as it is.
+
+/** JSON text that the reply serializer sends unchanged. */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
+export class JsonCache {
+  private entries = new Map<string, string>();
+  private bytes = 0;
+
+  constructor(private maxBytes = 32 * 1024 * 1024) {}
+
+  get(key: string): string | undefined {
+    const v = this.entries.get(key);
+    if (v !== undefined) {
+      // Most recently used goes last.
+      this.entries.delete(key);
+      this.entries.set(key, v);
+    }
+    return v;
+  }
+
+  set(key: string, json: string): void {
+    if (json.length > this.maxBytes / 4) return;
+    const old = this.entries.get(key);
+    if (old !== undefined) {
+      this.bytes -= old.length;
+      this.entries.delete(key);
+    }
+    this.entries.set(key, json);
+    this.bytes += json.length;
+    for (const [k, v] of this.entries) {
+      if (this.bytes <= this.maxBytes) break;
+      this.entries.delete(k);
+      this.bytes -= v.length;
+    }
+  }
+}
