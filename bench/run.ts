@@ -45,8 +45,8 @@ interface Profile {
 
 const PROFILES: Record<"full" | "quick", Profile> = {
   full: {
-    warmup: 20,
-    n: 200,
+    warmup: 2000,
+    n: 1000,
     maxMs: 5_000,
     minSamples: 20,
     hardMaxMs: 15_000,

@@ -7,7 +7,7 @@
  * first SSE event (ttfe), the last SSE event (last) and the end of the response (total).
  */
 import { mapConcurrent } from "./measure.ts";
-import { postJson, postJsonSized, postSse, type StreamTiming } from "./client.ts";
+import { getJson, postJson, postJsonSized, postSse, type StreamTiming } from "./client.ts";
 
 export const GRAPH_ID = "chat";
 export const INPUT = { messages: [{ role: "user", content: "hi" }] };
@@ -91,6 +91,18 @@ function checkStream(s: StreamTiming, what: string): Record<string, number> {
 async function runWait(url: string, threadId: string): Promise<any> {
   return postJson(`${url}/threads/${threadId}/runs/wait`, { assistant_id: GRAPH_ID, input: INPUT });
 }
+
+/** The floor of every scenario: one HTTP round trip that does no work (GET /ok). */
+export const okScenario: Scenario<void, void> = {
+  id: "ok",
+  title: "floor: HTTP round trip (GET /ok)",
+  metrics: ["latency"],
+  async op(ctx) {
+    const t0 = performance.now();
+    await getJson(`${ctx.url}/ok`);
+    return { latency: performance.now() - t0 };
+  },
+};
 
 export const createThreadScenario: Scenario<void, void> = {
   id: "create-thread",
@@ -226,6 +238,7 @@ export const searchScenario: Scenario<void, void> = {
 };
 
 export const SERVER_SCENARIOS: Scenario[] = [
+  okScenario,
   createThreadScenario,
   runWaitScenario,
   streamThreadScenario,
