@@ -36,6 +36,8 @@ export async function runDev(opts: DevOptions): Promise<number> {
       port,
     });
     console.log(`Hangar Agent Server listening on ${server.url}`);
+    // Tell a reloading supervisor that this child started.
+    process.send?.({ hangar: "listening" });
     console.log(`  graphs: ${server.graphs.join(", ")}`);
     console.log(`  data:   ${server.dataDir}`);
     console.log(`  docs:   ${server.url}/docs`);
@@ -71,14 +73,23 @@ function supervise(opts: DevOptions): Promise<number> {
   if (opts.dataDir) args.push("--data-dir", opts.dataDir);
   let child: ChildProcess | undefined;
   let restarting = false;
+  let started = false;
   let timer: NodeJS.Timeout | undefined;
   return new Promise((done) => {
     const start = () => {
-      child = spawn(process.execPath, [...process.execArgv, ...args], { stdio: "inherit" });
+      child = spawn(process.execPath, [...process.execArgv, ...args], {
+        stdio: ["inherit", "inherit", "inherit", "ipc"],
+      });
+      child.on("message", (m: { hangar?: string }) => {
+        if (m?.hangar === "listening") started = true;
+      });
       child.once("exit", (code) => {
         if (restarting) {
           restarting = false;
           start();
+        } else if (!started) {
+          // The first start failed (bad config, broken graph, port in use): nothing to reload, exit with it.
+          done(code || 1);
         } else if (code !== 0) {
           console.error("hangar dev: server stopped; waiting for a change to restart");
         }

@@ -15,7 +15,7 @@ program
   .option("--data-dir <dir>", "directory for the embedded database (default: .hangar beside the config)")
   .option("--no-reload", "do not restart when project files change")
   .action(async (opts) => {
-    process.exitCode = await runDev(opts);
+    process.exit(await runDev(opts));
   });
 
 await program.parseAsync(process.argv);

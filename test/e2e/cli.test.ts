@@ -131,6 +131,27 @@ describe("startup errors", () => {
       await new Promise<void>((res) => blocker.close(() => res()));
     }
   });
+
+  it("with reload on (the default), a first start that fails exits non-zero too", async () => {
+    const blocker = createServer();
+    await new Promise<void>((res) => blocker.listen(0, "127.0.0.1", () => res()));
+    const port = (blocker.address() as AddressInfo).port;
+    try {
+      const r = await runCli([
+        "dev",
+        "--config",
+        PROJECT_CONFIG,
+        "--data-dir",
+        scratch(),
+        "--port",
+        String(port),
+      ]);
+      expectFailedExit(r);
+      expect(r.output).toMatch(/in use/i);
+    } finally {
+      await new Promise<void>((res) => blocker.close(() => res()));
+    }
+  });
 });
 
 describe("a project with every export kind and env as a dict", () => {
