@@ -24,6 +24,8 @@ export interface ServerOptions {
   host: string;
   port: number;
   synchronous?: Synchronous;
+  /** Runs executing at once (default 10). */
+  nJobsPerWorker?: number;
   log?: (msg: string) => void;
 }
 
@@ -36,6 +38,15 @@ export interface RunningServer {
 }
 
 export class StartupError extends Error {}
+
+function positiveInt(name: string, fallback: number): number {
+  const raw = process.env[name];
+  if (raw === undefined || raw === "") return fallback;
+  const n = Number(raw);
+  if (!Number.isInteger(n) || n < 1)
+    throw new StartupError(`${name} must be a positive integer, not "${raw}"`);
+  return n;
+}
 
 const SYNC_MODES = ["OFF", "NORMAL", "FULL", "EXTRA"] as const;
 
@@ -63,7 +74,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     await graphs.loadAll(project.graphs);
     await ensureSystemAssistants(storage, graphs);
     const broker = new StreamBroker();
-    const runs = new RunManager(storage, graphs, broker, log);
+    const runs = new RunManager(storage, graphs, broker, log, {
+      maxConcurrent: opts.nJobsPerWorker ?? 10,
+      maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
+    });
     const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
     app = await buildApp({ storage, graphs, runs, threadState, broker, version: VERSION }, log);
     try {
@@ -91,7 +105,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       recovered,
       close: async () => {
         await running.app.close();
-        runs.abortAll();
+        await runs.shutdown();
         await running.storage.close();
       },
     };

@@ -1,46 +1,72 @@
-// Run routes: streamed, waited and background runs (on a thread or stateless), and run reads.
-import type { FastifyReply } from "fastify";
+// Run routes: streamed, waited and background runs (on a thread or stateless), batch, join, cancel, reads.
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { StartedRun } from "../runs/manager.js";
+import type { EventLog, StreamEvent } from "../streams/channel.js";
 import { SseWriter } from "../streams/sse.js";
 import type { ApiContext } from "./context.js";
-import { notFound } from "./errors.js";
+import { conflict, notFound } from "./errors.js";
 import * as S from "./schemas.js";
 
 const runPath = (s: StartedRun) =>
   s.run.thread_id ? `/threads/${s.run.thread_id}/runs/${s.run.run_id}` : `/runs/${s.run.run_id}`;
 
-/** Streams a run's events as SSE until the run ends or the client goes away. */
-async function streamRun(
+/** The Last-Event-ID request header as a number, or undefined. "-" and "-1" mean "from the start". */
+export function lastEventId(req: FastifyRequest): number | undefined {
+  const raw = req.headers["last-event-id"];
+  const v = Array.isArray(raw) ? raw[0] : raw;
+  if (v === undefined || v === "") return undefined;
+  if (v === "-" || v === "-1") return -1;
+  const n = Number(v);
+  return Number.isInteger(n) && n >= 0 ? n : undefined;
+}
+
+/**
+ * Streams a log as SSE from `fromId` until it closes or the client goes away. `keep` filters events;
+ * `onGone` runs when the client disconnects first; `beforeEnd` runs before the response ends.
+ */
+export async function streamLog(
   reply: FastifyReply,
-  started: StartedRun,
-  onDisconnect: "cancel" | "continue",
-  sync: () => Promise<void>,
-) {
+  log: EventLog,
+  fromId: number,
+  opts: {
+    headers?: Record<string, string>;
+    keep?: (ev: StreamEvent) => boolean;
+    onGone?: () => void;
+    beforeEnd?: () => Promise<void>;
+  } = {},
+): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  const sse = new SseWriter(res, { "Content-Location": runPath(started) });
+  const sse = new SseWriter(res, opts.headers);
   const gone = new AbortController();
   res.on("close", () => {
     if (res.writableFinished) return;
     gone.abort();
-    if (onDisconnect === "cancel") started.cancel();
+    opts.onGone?.();
   });
-  for await (const ev of started.channel.subscribe(0, gone.signal)) sse.send(ev);
-  // The stream ends only once the run's results are durable.
-  await sync().catch(() => {});
+  for await (const ev of log.subscribe(fromId, gone.signal)) if (!opts.keep || opts.keep(ev)) sse.send(ev);
+  await opts.beforeEnd?.().catch(() => {});
   sse.end();
 }
 
 export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { runs, storage } = ctx;
+  const streamRun = (reply: FastifyReply, started: StartedRun, onDisconnect: "cancel" | "continue") =>
+    streamLog(reply, started.channel, 0, {
+      headers: { "Content-Location": runPath(started) },
+      onGone: () => onDisconnect === "cancel" && started.cancel(),
+      // The stream ends only once the run's results are durable.
+      beforeEnd: () => storage.sync(),
+    });
+
   return async (app) => {
     const tags = ["Runs"];
     const stateful = { tags, params: S.ThreadIdParams, body: S.RunCreateStateful };
 
     app.post("/threads/:thread_id/runs/stream", { schema: stateful }, async (req, reply) => {
       const started = await runs.createStateful(req.params.thread_id, req.body);
-      await streamRun(reply, started, req.body.on_disconnect, () => storage.sync());
+      await streamRun(reply, started, req.body.on_disconnect);
     });
 
     app.post("/threads/:thread_id/runs/wait", { schema: stateful }, async (req, reply) => {
@@ -56,13 +82,24 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.post("/runs/stream", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
       const started = await runs.createStateless(req.body);
-      await streamRun(reply, started, req.body.on_disconnect, () => storage.sync());
+      await streamRun(reply, started, req.body.on_disconnect);
     });
 
     app.post("/runs/wait", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
       const started = await runs.createStateless(req.body);
       const result = await started.done;
       return reply.header("Content-Location", runPath(started)).send(result.output);
+    });
+
+    app.post("/runs", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
+      const started = await runs.createStateless(req.body);
+      return reply.header("Content-Location", runPath(started)).send(started.run);
+    });
+
+    app.post("/runs/batch", { schema: { tags, body: S.RunBatch } }, async (req) => {
+      const out = [];
+      for (const body of req.body) out.push((await runs.createStateless(body)).run);
+      return out;
     });
 
     app.get(
@@ -81,5 +118,90 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       if (!run) throw notFound(`Run "${req.params.run_id}" not found in thread "${req.params.thread_id}"`);
       return run;
     });
+
+    app.delete(
+      "/threads/:thread_id/runs/:run_id",
+      { schema: { tags, params: S.RunIdParams } },
+      async (req, reply) => {
+        const { thread_id, run_id } = req.params;
+        const run = await storage.runs.get(thread_id, run_id);
+        if (!run) throw notFound(`Run "${run_id}" not found in thread "${thread_id}"`);
+        if (runs.live(run_id))
+          throw conflict(`Run "${run_id}" is ${run.status}; cancel it before deleting it`);
+        await storage.runs.delete(run_id);
+        return reply.status(204).send();
+      },
+    );
+
+    app.get(
+      "/threads/:thread_id/runs/:run_id/join",
+      { schema: { tags, params: S.RunIdParams, querystring: S.JoinQuery } },
+      async (req) => runs.join(req.params.thread_id, req.params.run_id),
+    );
+
+    app.post(
+      "/threads/:thread_id/runs/:run_id/cancel",
+      { schema: { tags, params: S.RunIdParams, querystring: S.CancelQuery } },
+      async (req, reply) => {
+        await runs.cancel(req.params.thread_id, req.params.run_id, req.query);
+        return reply.status(200).send({});
+      },
+    );
+
+    app.post(
+      "/runs/cancel",
+      { schema: { tags, body: S.CancelManyBody, querystring: S.CancelManyQuery } },
+      async (req, reply) => {
+        const b = req.body;
+        if (!b.run_ids?.length && !b.status && !b.thread_id) {
+          throw conflict("give run_ids, a status, or a thread_id to say which runs to cancel");
+        }
+        await runs.cancelMany({ ...b, action: req.query.action });
+        return reply.status(204).send();
+      },
+    );
+
+    app.get(
+      "/threads/:thread_id/runs/:run_id/stream",
+      { schema: { tags, params: S.RunIdParams, querystring: S.JoinStreamQuery } },
+      async (req, reply) => {
+        const { thread_id, run_id } = req.params;
+        const run = await storage.runs.get(thread_id, run_id);
+        if (!run) throw notFound(`Run "${run_id}" not found in thread "${thread_id}"`);
+        const live = runs.live(run_id);
+        const log = live?.channel ?? ctx.broker.get(run_id);
+        const resumable =
+          live?.resumable ?? Boolean((run.kwargs as { stream_resumable?: boolean }).stream_resumable);
+        const last = lastEventId(req);
+        // Without stream_resumable, a join sees only what comes after it (seed §4); with it, Last-Event-ID
+        // resumes right after that event and -1 replays everything kept.
+        const from = !log ? 0 : resumable && last !== undefined ? last + 1 : log.nextId;
+        const modes = req.query.stream_mode;
+        const wanted = modes ? new Set(Array.isArray(modes) ? modes : [modes]) : undefined;
+        const keep = wanted
+          ? (ev: StreamEvent) => {
+              const base = ev.event.split("|")[0];
+              return (
+                base === "metadata" ||
+                base === "error" ||
+                wanted.has(base === "messages" ? "messages-tuple" : (base as never)) ||
+                wanted.has(base as never)
+              );
+            }
+          : undefined;
+        if (!log) {
+          // Finished and not kept: an empty stream that ends at once.
+          reply.hijack();
+          new SseWriter(reply.raw).end();
+          return;
+        }
+        await streamLog(reply, log, from, {
+          keep,
+          onGone: () =>
+            req.query.cancel_on_disconnect &&
+            void runs.cancel(thread_id, run_id, { wait: false, action: "interrupt" }).catch(() => {}),
+        });
+      },
+    );
   };
 }

@@ -48,7 +48,11 @@ export const AssistantCount = z.object({
 });
 export const AssistantVersions = z.object({ metadata: Obj.optional(), limit: Limit(10), offset: Offset });
 export const AssistantLatest = z.object({ version: z.number().int().min(1) });
-const BoolQuery = z.preprocess((v) => (v === "true" ? true : v === "false" ? false : v), z.boolean());
+// Query-string booleans: true/false, 1/0, in any case.
+const BoolQuery = z.preprocess((v) => {
+  const t = typeof v === "string" ? v.toLowerCase() : v;
+  return t === "true" || t === "1" ? true : t === "false" || t === "0" ? false : v;
+}, z.boolean());
 export const GraphQuery = z.object({
   xray: z
     .preprocess(
@@ -189,4 +193,27 @@ export const RunListQuery = z.object({
   limit: z.coerce.number().int().min(1).max(1000).default(10),
   offset: z.coerce.number().int().min(0).default(0),
   status: z.enum(["pending", "running", "error", "success", "timeout", "interrupted"]).optional(),
+});
+
+export const CancelQuery = z.object({
+  wait: BoolQuery.default(false),
+  action: z.enum(["interrupt", "rollback"]).default("interrupt"),
+});
+export const CancelManyQuery = z.object({ action: z.enum(["interrupt", "rollback"]).default("interrupt") });
+export const CancelManyBody = z.object({
+  thread_id: Uuid.optional(),
+  run_ids: z.array(Uuid).optional(),
+  status: z.enum(["pending", "running", "all"]).optional(),
+});
+export const RunBatch = z.array(RunCreateStateless).min(1).max(1000);
+export const JoinQuery = z.object({ cancel_on_disconnect: BoolQuery.default(false) });
+export const JoinStreamQuery = z.object({
+  stream_mode: z.union([StreamMode, z.array(StreamMode)]).optional(),
+  cancel_on_disconnect: BoolQuery.default(false),
+});
+const ThreadStreamMode = z.enum(["run_modes", "lifecycle", "state_update"]);
+// The OpenAPI document names the parameter `stream_modes`; the SDK's threads.joinStream sends `stream_mode`.
+export const ThreadStreamQuery = z.object({
+  stream_modes: z.union([ThreadStreamMode, z.array(ThreadStreamMode)]).optional(),
+  stream_mode: z.union([ThreadStreamMode, z.array(ThreadStreamMode)]).optional(),
 });

@@ -4,6 +4,8 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { Thread } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
+import type { StreamEvent } from "../streams/channel.js";
+import { lastEventId, streamLog } from "./runs.js";
 import { conflict, notFound } from "./errors.js";
 import * as S from "./schemas.js";
 
@@ -67,6 +69,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       const id = req.params.thread_id;
       if (runs.isBusy(id)) throw conflict(`Thread "${id}" is busy with a run; cancel it first`);
       if (!(await storage.threads.delete(id))) throw notFound(`Thread "${id}" not found`);
+      ctx.broker.dropThread(id);
       return reply.status(204).send();
     });
 
@@ -121,6 +124,28 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       "/threads/:thread_id/history",
       { schema: { tags, params: S.ThreadIdParams, querystring: S.HistoryQuery } },
       async (req) => threadState.historyJson(req.params.thread_id, req.query),
+    );
+
+    app.get(
+      "/threads/:thread_id/stream",
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.ThreadStreamQuery } },
+      async (req, reply) => {
+        const id = req.params.thread_id;
+        await threadState.thread(id);
+        const asked = [req.query.stream_modes ?? [], req.query.stream_mode ?? []].flat();
+        const modes = new Set(asked.length ? asked : ["run_modes"]);
+        // Lifecycle: each run's `metadata` event (its start) and the `metadata` run_done event (its end).
+        const keep = (ev: StreamEvent) => {
+          if (ev.event === "state_update") return modes.has("state_update");
+          if (ev.event !== "metadata") return modes.has("run_modes");
+          const end = ev.data.includes('"status":"run_done"');
+          return modes.has("lifecycle") || (!end && modes.has("run_modes"));
+        };
+        const log = ctx.broker.thread(id);
+        const last = lastEventId(req);
+        // Open until the client leaves (or the thread is deleted); Last-Event-ID resumes after that event.
+        await streamLog(reply, log, last === undefined ? log.nextId : last + 1, { keep });
+      },
     );
   };
 }

@@ -12,6 +12,7 @@ export interface DevOptions {
   host: string;
   dataDir?: string;
   reload: boolean;
+  nJobsPerWorker: string;
 }
 
 function parsePort(opts: DevOptions): number | string {
@@ -27,6 +28,11 @@ export async function runDev(opts: DevOptions): Promise<number> {
     console.error(`hangar dev: ${port}`);
     return 2;
   }
+  const nJobs = Number(opts.nJobsPerWorker);
+  if (!Number.isInteger(nJobs) || nJobs < 1) {
+    console.error(`hangar dev: --n-jobs-per-worker must be a positive integer, not "${opts.nJobsPerWorker}"`);
+    return 2;
+  }
   if (opts.reload) return supervise(opts);
   try {
     const server = await startServer({
@@ -34,6 +40,7 @@ export async function runDev(opts: DevOptions): Promise<number> {
       dataDir: opts.dataDir ? resolve(opts.dataDir) : undefined,
       host: opts.host,
       port,
+      nJobsPerWorker: nJobs,
     });
     console.log(`Hangar Agent Server listening on ${server.url}`);
     // Tell a reloading supervisor that this child started.
@@ -69,6 +76,7 @@ function supervise(opts: DevOptions): Promise<number> {
   const projectDir = dirname(resolve(opts.config));
   const dataDir = opts.dataDir ? resolve(opts.dataDir) : resolve(projectDir, ".hangar");
   const args = [process.argv[1], "dev", "--no-reload", "--config", opts.config, "--host", opts.host];
+  args.push("--n-jobs-per-worker", opts.nJobsPerWorker);
   if (opts.port) args.push("--port", opts.port);
   if (opts.dataDir) args.push("--data-dir", opts.dataDir);
   let child: ChildProcess | undefined;

@@ -14,6 +14,7 @@ program
   .option("--host <host>", "interface to listen on", "127.0.0.1")
   .option("--data-dir <dir>", "directory for the embedded database (default: .hangar beside the config)")
   .option("--no-reload", "do not restart when project files change")
+  .option("--n-jobs-per-worker <n>", "runs executing at once", "10")
   .action(async (opts) => {
     process.exit(await runDev(opts));
   });

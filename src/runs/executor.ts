@@ -20,6 +20,7 @@ export interface RunKwargs {
   interrupt_before?: "*" | string[] | null;
   interrupt_after?: "*" | string[] | null;
   durability: "sync" | "async" | "exit";
+  stream_resumable?: boolean;
 }
 
 export interface RunOutcome {

@@ -1,12 +1,14 @@
-// Run lifecycle: creation with multitask rules, one run at a time per thread, execution, and thread status.
+// Run lifecycle: creation with multitask strategies, one run at a time per thread, a bounded worker pool,
+// cancellation (interrupt or rollback), join, retries after a crash, and the events of thread streams.
 import { randomUUID } from "node:crypto";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { conflict, notFound, unprocessable } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
-import type { Assistant, Json, Run, Storage, Thread } from "../storage/types.js";
+import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
 import type { RunChannel, StreamBroker } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
+import { buildKwargs } from "./kwargs.js";
 import { toPlain } from "./serde.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 
@@ -27,6 +29,8 @@ export interface RunResult extends RunOutcome {
   output: unknown;
 }
 
+export type CancelAction = "interrupt" | "rollback";
+
 interface Job {
   run: Run;
   assistant: Assistant;
@@ -35,20 +39,40 @@ interface Job {
   controller: AbortController;
   attempt: number;
   resolve: (r: RunResult) => void;
+  done: Promise<RunResult>;
   stateless: boolean;
+  resumable: boolean;
+  /** Set when the run is cancelled: how to treat its progress. */
+  cancelAction?: CancelAction;
+  /** Started executing (a queued job has not). */
+  started: boolean;
 }
 
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+export interface RunManagerOptions {
+  /** Runs executing at once in this process (`--n-jobs-per-worker`). */
+  maxConcurrent: number;
+  /** A run found in flight after a crash is retried until this many attempts. */
+  maxAttempts: number;
+}
 
 export class RunManager {
+  /** Live jobs (queued or executing) by run id. */
+  private jobs = new Map<string, Job>();
+  /** The job executing on each thread. */
   private active = new Map<string, Job>();
-  private queued = new Map<string, Job[]>();
+  /** Jobs waiting for their thread, in order. */
+  private threadQueues = new Map<string, Job[]>();
+  /** Jobs whose thread is free, waiting for a worker slot. */
+  private ready: Job[] = [];
+  private executing = 0;
+  private shuttingDown = false;
 
   constructor(
     private storage: Storage,
     private graphs: GraphRegistry,
     private broker: StreamBroker,
     private log: (msg: string) => void,
+    private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {}
 
   private async assistant(id: string): Promise<Assistant> {
@@ -59,54 +83,12 @@ export class RunManager {
     return a;
   }
 
-  private kwargs(
-    body: RunCreateStatefulT | RunCreateStatelessT,
-    assistant: Assistant,
-    runId: string,
-    threadId: string | null,
-  ): RunKwargs {
-    const aConfig = assistant.config as Json;
-    const bConfig = (body.config ?? {}) as Json;
-    const configurable: Json = {
-      ...(isObj(aConfig.configurable) ? aConfig.configurable : {}),
-      ...(isObj(bConfig.configurable) ? bConfig.configurable : {}),
-      run_id: runId,
-      graph_id: assistant.graph_id,
-      assistant_id: assistant.assistant_id,
-    };
-    if (threadId) configurable.thread_id = threadId;
-    if ("checkpoint" in body && body.checkpoint) {
-      for (const [k, v] of Object.entries(body.checkpoint))
-        if (v != null && k !== "thread_id") configurable[k] = v;
-    }
-    if ("checkpoint_id" in body && body.checkpoint_id) configurable.checkpoint_id = body.checkpoint_id;
-    const tags = [...((aConfig.tags as string[]) ?? []), ...((bConfig.tags as string[]) ?? [])];
-    const recursion = (bConfig.recursion_limit ?? aConfig.recursion_limit) as number | undefined;
-    const modes = Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-    const context = { ...(assistant.context ?? {}), ...(body.context ?? {}) };
-    return {
-      input: body.input,
-      command: body.command ?? null,
-      config: { ...aConfig, ...bConfig, configurable, tags, recursion_limit: recursion },
-      context: Object.keys(context).length ? context : undefined,
-      metadata: {
-        ...(body.metadata ?? {}),
-        graph_id: assistant.graph_id,
-        assistant_id: assistant.assistant_id,
-        run_id: runId,
-        ...(threadId ? { thread_id: threadId } : {}),
-      },
-      stream_mode: [...new Set(modes)],
-      subgraphs: body.stream_subgraphs,
-      interrupt_before: body.interrupt_before,
-      interrupt_after: body.interrupt_after,
-      durability: body.durability,
-    };
-  }
-
-  /** Creates a run on a thread; it starts now, or after the thread's current run (enqueue). */
+  /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
   async createStateful(threadId: string, body: RunCreateStatefulT): Promise<StartedRun> {
     const assistant = await this.assistant(body.assistant_id);
+    if (body.command && body.input !== undefined && body.input !== null) {
+      throw unprocessable("input: give either input or command, not both");
+    }
     let thread: Thread | null = await this.storage.threads.get(threadId);
     if (!thread) {
       if (body.if_not_exists !== "create") throw notFound(`Thread "${threadId}" not found`);
@@ -117,15 +99,15 @@ export class RunManager {
         })) ?? (await this.storage.threads.get(threadId));
       if (!thread) throw notFound(`Thread "${threadId}" not found`);
     }
-    const busy = this.active.has(threadId);
-    if (busy && body.multitask_strategy === "reject") {
-      throw conflict(`Thread "${threadId}" is busy with another run; multitask_strategy is "reject"`);
-    }
-    if (body.command && body.input !== undefined && body.input !== null) {
-      throw unprocessable("input: give either input or command, not both");
+    const current = this.active.get(threadId);
+    const strategy = body.multitask_strategy;
+    if (current && strategy === "reject") {
+      throw conflict(
+        `Thread "${threadId}" is busy with run "${current.run.run_id}"; multitask_strategy is "reject"`,
+      );
     }
     const runId = randomUUID();
-    const kwargs = this.kwargs(body, assistant, runId, threadId);
+    const kwargs = buildKwargs(body, assistant, runId, threadId);
     const run = await this.storage.runs.create({
       run_id: runId,
       thread_id: threadId,
@@ -133,19 +115,43 @@ export class RunManager {
       status: "pending",
       metadata: body.metadata ?? {},
       kwargs: kwargs as unknown as Json,
-      multitask_strategy: body.multitask_strategy,
+      multitask_strategy: strategy,
     });
-    return this.schedule(run, assistant, kwargs, false, 1);
+    const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
+    if (current && (strategy === "interrupt" || strategy === "rollback")) {
+      // The new run goes first in line; the running one stops at its next step.
+      this.queueFor(threadId).unshift(job);
+      this.abort(current, strategy);
+    } else {
+      this.enqueue(job, body.after_seconds ?? 0);
+    }
+    return this.started(job);
   }
 
-  /** A run with no thread: nothing is persisted (no checkpointer, no run record). */
+  /**
+   * A run with no thread. With on_completion "delete" (the default) nothing is persisted (no checkpointer,
+   * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
+   */
   async createStateless(body: RunCreateStatelessT): Promise<StartedRun> {
     const assistant = await this.assistant(body.assistant_id);
+    if (body.on_completion === "keep") {
+      const threadId = randomUUID();
+      await this.storage.threads.create({
+        thread_id: threadId,
+        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      });
+      const { on_completion: _c, ...rest } = body;
+      return this.createStateful(threadId, {
+        ...rest,
+        multitask_strategy: "enqueue",
+        if_not_exists: "reject",
+      });
+    }
     if (body.command && body.input !== undefined && body.input !== null) {
       throw unprocessable("input: give either input or command, not both");
     }
     const runId = randomUUID();
-    const kwargs = this.kwargs(body, assistant, runId, null);
+    const kwargs = buildKwargs(body, assistant, runId, null);
     const ts = new Date().toISOString();
     const run: Run = {
       run_id: runId,
@@ -158,35 +164,95 @@ export class RunManager {
       kwargs: kwargs as unknown as Json,
       multitask_strategy: "reject",
     };
-    return this.schedule(run, assistant, kwargs, true, 1);
+    const job = this.newJob(run, assistant, kwargs, true, 1, body.stream_resumable);
+    this.enqueue(job, body.after_seconds ?? 0);
+    return this.started(job);
   }
 
-  private schedule(
+  private newJob(
     run: Run,
     assistant: Assistant,
     kwargs: RunKwargs,
     stateless: boolean,
     attempt: number,
-  ): StartedRun {
-    const channel = this.broker.open(run.run_id);
-    const controller = new AbortController();
+    resumable: boolean,
+  ): Job {
     let resolve!: (r: RunResult) => void;
     const done = new Promise<RunResult>((r) => (resolve = r));
-    const job: Job = { run, assistant, kwargs, channel, controller, attempt, resolve, stateless };
-    const threadId = run.thread_id;
-    if (threadId && this.active.has(threadId)) {
-      const q = this.queued.get(threadId) ?? [];
-      q.push(job);
-      this.queued.set(threadId, q);
-    } else {
-      if (threadId) this.active.set(threadId, job);
-      void this.execute(job);
+    const job: Job = {
+      run,
+      assistant,
+      kwargs,
+      channel: this.broker.open(run.run_id),
+      controller: new AbortController(),
+      attempt,
+      resolve,
+      done,
+      stateless,
+      resumable,
+      started: false,
+    };
+    this.jobs.set(run.run_id, job);
+    return job;
+  }
+
+  private started(job: Job): StartedRun {
+    return { run: job.run, channel: job.channel, done: job.done, cancel: () => this.abort(job, "interrupt") };
+  }
+
+  private queueFor(threadId: string): Job[] {
+    let q = this.threadQueues.get(threadId);
+    if (!q) {
+      q = [];
+      this.threadQueues.set(threadId, q);
     }
-    return { run, channel, done, cancel: () => controller.abort() };
+    return q;
+  }
+
+  /** Queues a job behind its thread's runs (after an optional delay). */
+  private enqueue(job: Job, afterSeconds: number): void {
+    if (afterSeconds > 0) {
+      setTimeout(() => this.jobs.has(job.run.run_id) && this.enqueue(job, 0), afterSeconds * 1000).unref();
+      return;
+    }
+    const threadId = job.run.thread_id;
+    if (threadId && (this.active.has(threadId) || this.threadQueues.get(threadId)?.length)) {
+      this.queueFor(threadId).push(job);
+      if (!this.active.has(threadId)) this.advance(threadId);
+      return;
+    }
+    if (threadId) this.active.set(threadId, job);
+    this.ready.push(job);
+    this.pump();
+  }
+
+  /** Moves the next queued job of a free thread to the ready list. */
+  private advance(threadId: string): void {
+    const next = this.threadQueues.get(threadId)?.shift();
+    if (!this.threadQueues.get(threadId)?.length) this.threadQueues.delete(threadId);
+    if (next) {
+      this.active.set(threadId, next);
+      this.ready.push(next);
+      this.pump();
+    } else {
+      this.active.delete(threadId);
+    }
+  }
+
+  /** Starts ready jobs while worker slots are free. */
+  private pump(): void {
+    while (!this.shuttingDown && this.executing < this.opts.maxConcurrent && this.ready.length) {
+      const job = this.ready.shift()!;
+      this.executing++;
+      void this.execute(job).finally(() => {
+        this.executing--;
+        this.pump();
+      });
+    }
   }
 
   private async execute(job: Job): Promise<void> {
-    const { run, channel } = job;
+    const { run } = job;
     const threadId = run.thread_id;
     let result: RunResult;
     try {
@@ -194,69 +260,196 @@ export class RunManager {
     } catch (e) {
       this.log(`run ${run.run_id} failed outside the graph: ${(e as Error).stack ?? e}`);
       const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
-      channel.publish("error", error);
+      job.channel.publish("error", error);
       result = { status: "error", values: undefined, error, output: { __error__: error } };
       if (threadId) {
         await this.storage.threads.setState(threadId, { status: "error", error }).catch(() => {});
         await this.storage.runs.setStatus(run.run_id, "error").catch(() => {});
       }
     }
-    this.broker.finish(run.run_id);
-    job.resolve(result);
+    this.broker.finish(run.run_id, job.resumable);
+    this.jobs.delete(run.run_id);
     if (threadId) {
-      const next = this.queued.get(threadId)?.shift();
-      if (next) {
-        this.active.set(threadId, next);
-        void this.execute(next);
-      } else {
-        this.active.delete(threadId);
-        this.queued.delete(threadId);
-      }
+      // Thread streams: the run's `metadata` event marked its start; this marks its end.
+      this.broker
+        .thread(threadId)
+        .publish("metadata", { run_id: run.run_id, status: "run_done", run_status: result.status });
     }
+    job.resolve(result);
+    if (threadId) this.advance(threadId);
+  }
+
+  /** A job cancelled while queued: it never starts. */
+  private async finishUnstarted(job: Job): Promise<RunResult> {
+    if (job.run.thread_id) {
+      if (job.cancelAction === "rollback") await this.storage.runs.delete(job.run.run_id);
+      else await this.storage.runs.setStatus(job.run.run_id, "interrupted");
+    }
+    return { status: "interrupted", values: undefined, output: null };
   }
 
   private async runJob(job: Job): Promise<RunResult> {
     const { run, assistant, kwargs, channel, controller } = job;
+    job.started = true;
     const threadId = run.thread_id;
-    channel.publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt: job.attempt });
-    // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
-    // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
-    await new Promise<void>((r) => setImmediate(r));
+    let mark: unknown;
     if (threadId) {
-      await this.storage.runs.setStatus(run.run_id, "running");
+      job.attempt = await this.storage.runs.start(run.run_id);
+      mark = await this.storage.threads.checkpointMark(threadId);
       await this.storage.threads.setState(threadId, {
         status: "busy",
         metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
       });
     }
+    const publish = (event: string, data: unknown) => {
+      channel.publish(event, data);
+      if (threadId) this.broker.thread(threadId).publish(event, data);
+    };
+    publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt: job.attempt });
+    // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
+    // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
+    await new Promise<void>((r) => setImmediate(r));
     const graph = job.stateless
       ? await this.graphs.getWith(assistant.graph_id, kwargs.config, undefined)
       : await this.graphs.get(assistant.graph_id, kwargs.config);
-    const outcome = await executeRun(graph, kwargs, run.run_id, controller.signal, (e, d) =>
-      channel.publish(e, d),
-    );
+    const outcome = await executeRun(graph, kwargs, run.run_id, controller.signal, publish);
     let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
-    if (threadId) {
-      let state: ThreadStateJson | null = null;
-      try {
-        state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
-      } catch (e) {
-        // After a failed run the checkpoint may hold the writes that failed; the error is already reported.
-        if (!outcome.error) throw e;
-      }
-      if (state && !outcome.error && state.interrupts.length) {
-        output = { ...(state.values as Json), __interrupt__: state.interrupts };
-      }
-      await this.storage.threads.setState(threadId, {
-        status: outcome.status === "error" ? "error" : state?.next.length ? "interrupted" : "idle",
-        ...(state
-          ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
-          : {}),
-        error: outcome.error ?? null,
-      });
-      await this.storage.runs.setStatus(run.run_id, outcome.status);
+    // Stopped by shutdown: the run stays "running" and the next start resumes it.
+    if (!threadId || this.shuttingDown) return { ...outcome, output };
+
+    if (job.cancelAction === "rollback") {
+      await this.storage.threads.rollbackCheckpoints(threadId, mark);
+      await this.storage.runs.delete(run.run_id);
     }
+    let state: ThreadStateJson | null = null;
+    try {
+      state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+    } catch (e) {
+      // After a failed run the checkpoint may hold the writes that failed; the error is already reported.
+      if (!outcome.error) throw e;
+    }
+    if (state && !outcome.error && state.interrupts.length) {
+      output = { ...(state.values as Json), __interrupt__: state.interrupts };
+    }
+    // A cancelled run leaves its thread idle (its completed steps stay, unless rolled back).
+    const status =
+      outcome.status === "error"
+        ? "error"
+        : job.cancelAction
+          ? "idle"
+          : state?.next.length
+            ? "interrupted"
+            : "idle";
+    await this.storage.threads.setState(threadId, {
+      status,
+      ...(state
+        ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
+        : {}),
+      error: outcome.error ?? null,
+    });
+    if (job.cancelAction !== "rollback") await this.storage.runs.setStatus(run.run_id, outcome.status);
+    if (state) this.broker.thread(threadId).publish("state_update", { ...state, run_id: run.run_id });
     return { ...outcome, output };
+  }
+
+  /** Stops a job: a queued one never starts; a running one stops at its next step. */
+  private abort(job: Job, action: CancelAction): void {
+    job.cancelAction ??= action;
+    if (job.started) {
+      job.controller.abort();
+      return;
+    }
+    const threadId = job.run.thread_id;
+    const q = threadId ? this.threadQueues.get(threadId) : undefined;
+    const inQueue = q ? q.indexOf(job) : -1;
+    const inReady = this.ready.indexOf(job);
+    if (inQueue >= 0) q!.splice(inQueue, 1);
+    if (inReady >= 0) this.ready.splice(inReady, 1);
+    // A job still waiting for its after_seconds delay is in neither list; its timer finds it gone.
+    void this.settleUnstarted(job).then(() => {
+      // A ready job held its thread: let the thread's next run go.
+      if (inReady >= 0 && threadId) this.advance(threadId);
+    });
+  }
+
+  /** Settles a job cancelled before it started: it never runs. */
+  private async settleUnstarted(job: Job): Promise<void> {
+    this.jobs.delete(job.run.run_id);
+    const result = await this.finishUnstarted(job).catch((): RunResult => ({
+      status: "interrupted",
+      values: undefined,
+      output: null,
+    }));
+    this.broker.finish(job.run.run_id, job.resumable);
+    job.resolve(result);
+  }
+
+  /** Cancels a run of a thread; with `wait`, resolves once it has stopped. */
+  async cancel(
+    threadId: string,
+    runId: string,
+    opts: { wait: boolean; action: CancelAction },
+  ): Promise<void> {
+    const job = this.jobs.get(runId);
+    if (!job || job.run.thread_id !== threadId) {
+      const run = await this.storage.runs.get(threadId, runId);
+      if (!run) throw notFound(`Run "${runId}" not found in thread "${threadId}"`);
+      throw conflict(`Run "${runId}" is ${run.status}; only pending or running runs can be cancelled`);
+    }
+    this.abort(job, opts.action);
+    if (opts.wait) await job.done;
+  }
+
+  /** Cancels runs by id, or every run of a status (optionally of one thread); returns how many. */
+  async cancelMany(q: {
+    thread_id?: string;
+    run_ids?: string[];
+    status?: "pending" | "running" | "all";
+    action: CancelAction;
+  }): Promise<number> {
+    let ids: { run_id: string; thread_id: string | null }[];
+    if (q.run_ids?.length) {
+      ids = q.run_ids.map((run_id) => ({ run_id, thread_id: this.jobs.get(run_id)?.run.thread_id ?? null }));
+    } else {
+      const statuses: RunStatus[] =
+        q.status === "pending" ? ["pending"] : q.status === "running" ? ["running"] : ["pending", "running"];
+      ids = [...this.jobs.values()]
+        .filter((j) => statuses.includes(j.started ? "running" : "pending"))
+        .filter((j) => !q.thread_id || j.run.thread_id === q.thread_id)
+        .map((j) => ({ run_id: j.run.run_id, thread_id: j.run.thread_id }));
+    }
+    let n = 0;
+    for (const { run_id } of ids) {
+      const job = this.jobs.get(run_id);
+      if (!job || (q.thread_id && job.run.thread_id !== q.thread_id)) continue;
+      this.abort(job, q.action);
+      n++;
+    }
+    return n;
+  }
+
+  /** Waits for a run and returns its final values (or `{__error__}`); a finished run answers at once. */
+  async join(threadId: string, runId: string): Promise<unknown> {
+    const job = this.jobs.get(runId);
+    if (job && job.run.thread_id === threadId) {
+      const r = await job.done;
+      if (r.error) return { __error__: r.error };
+    } else {
+      const run = await this.storage.runs.get(threadId, runId);
+      if (!run) throw notFound(`Run "${runId}" not found in thread "${threadId}"`);
+      if (run.status === "error") {
+        const t = await this.storage.threads.get(threadId);
+        return { __error__: t?.error ?? { error: "Error", message: "run failed" } };
+      }
+    }
+    const thread = await this.storage.threads.get(threadId);
+    return thread?.values ?? {};
+  }
+
+  /** The live job of a run, if any (for joining its stream). */
+  live(runId: string): { channel: RunChannel; resumable: boolean } | undefined {
+    const job = this.jobs.get(runId);
+    return job ? { channel: job.channel, resumable: job.resumable } : undefined;
   }
 
   /** True while a run of this thread is executing. */
@@ -274,17 +467,36 @@ export class RunManager {
         await this.storage.runs.setStatus(run.run_id, "error");
         continue;
       }
+      if (run.status === "running" && run.attempt >= this.opts.maxAttempts) {
+        this.log(`run ${run.run_id} gave up after ${run.attempt} attempts`);
+        await this.storage.runs.setStatus(run.run_id, "error");
+        await this.storage.threads.setState(run.thread_id, {
+          status: "error",
+          error: {
+            error: "RunAttemptsExceeded",
+            message: `run stopped ${run.attempt} times without finishing`,
+          },
+        });
+        continue;
+      }
       const kwargs = run.kwargs as unknown as RunKwargs;
       // A run that had started resumes from its last checkpoint rather than replaying its input.
       const resumed: RunKwargs =
         run.status === "running" ? { ...kwargs, input: null, command: null } : kwargs;
-      this.schedule(run, assistant, resumed, false, run.status === "running" ? 2 : 1);
+      const resumable = Boolean((run.kwargs as Json).stream_resumable);
+      this.enqueue(this.newJob(run, assistant, resumed, false, run.attempt, resumable), 0);
     }
     return runs.length;
   }
 
-  /** Aborts every active run (shutdown). */
-  abortAll(): void {
-    for (const job of this.active.values()) job.controller.abort();
+  /**
+   * Shutdown: aborts every live run without recording an outcome (the next start resumes them), and waits
+   * up to `graceMs` for them to settle.
+   */
+  async shutdown(graceMs = 2000): Promise<void> {
+    this.shuttingDown = true;
+    const pending = [...this.jobs.values()].filter((j) => j.started).map((j) => j.done);
+    for (const job of this.jobs.values()) job.controller.abort();
+    await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, graceMs).unref())]);
   }
 }

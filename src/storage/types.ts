@@ -116,6 +116,10 @@ export interface ThreadStore {
   count(q: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">): Promise<number>;
   /** Copies the thread row, its checkpoints and pending writes under a new id, atomically. */
   copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null>;
+  /** An opaque position in the thread's checkpoint history (taken before a run starts). */
+  checkpointMark(threadId: string): Promise<unknown>;
+  /** Deletes every checkpoint and pending write of the thread written after `mark` (rollback of a run). */
+  rollbackCheckpoints(threadId: string, mark: unknown): Promise<void>;
   /** Records status and the latest values/interrupts after a run or state change. */
   setState(
     id: string,
@@ -144,9 +148,16 @@ export interface RunStore {
   get(threadId: string, runId: string): Promise<Run | null>;
   list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
   setStatus(runId: string, status: RunStatus): Promise<void>;
-  /** Runs that were in flight when the process stopped (for recovery at start-up). */
-  inFlight(): Promise<Run[]>;
-  delete(runId: string): Promise<void>;
+  /** Marks a run running as its next attempt; returns the attempt number (1 for a first start). */
+  start(runId: string): Promise<number>;
+  /** Runs that were in flight when the process stopped (for recovery at start-up), oldest first. */
+  inFlight(): Promise<(Run & { attempt: number })[]>;
+  /** Run ids of a thread with one of the statuses (all threads when threadId is null). */
+  idsByStatus(
+    threadId: string | null,
+    statuses: RunStatus[],
+  ): Promise<{ run_id: string; thread_id: string | null }[]>;
+  delete(runId: string): Promise<boolean>;
 }
 
 export interface Storage {

@@ -1,26 +1,41 @@
-// In-process per-run event channel: the executor publishes, any number of HTTP streams subscribe.
+// In-process event logs: a run's events (one publisher, any number of subscribers, resumable by event id)
+// and a thread's events (every run on the thread, lifecycle and state updates; bounded, never closed).
 import { toJson } from "../runs/serde.js";
 
 export interface StreamEvent {
-  /** Monotonic id within the run, used as the SSE `id:`. */
+  /** Monotonic id within the log, used as the SSE `id:` and for Last-Event-ID. */
   id: number;
   event: string;
   /** The data, already serialized as JSON text (serialized once, whatever the number of subscribers). */
   data: string;
 }
 
-export class RunChannel {
+export class EventLog {
   private events: StreamEvent[] = [];
+  /** Id of events[0]; older events were dropped by retention. */
+  private base = 0;
   private waiters: (() => void)[] = [];
-  private nextId = 0;
   closed = false;
 
-  constructor(readonly runId: string) {}
+  /** @param maxEvents events kept for replay (older ones are dropped) */
+  constructor(private maxEvents = Infinity) {}
 
-  publish(event: string, data: unknown): void {
-    if (this.closed) return;
-    this.events.push({ id: this.nextId++, event, data: toJson(data) });
+  /** Appends an event; returns its id. */
+  publish(event: string, data: unknown): number {
+    return this.publishRaw(event, toJson(data));
+  }
+
+  publishRaw(event: string, data: string): number {
+    if (this.closed) return -1;
+    const id = this.base + this.events.length;
+    this.events.push({ id, event, data });
+    if (this.events.length > this.maxEvents) {
+      const drop = this.events.length - this.maxEvents;
+      this.events.splice(0, drop);
+      this.base += drop;
+    }
     this.wake();
+    return id;
   }
 
   close(): void {
@@ -34,15 +49,21 @@ export class RunChannel {
     for (const fn of w) fn();
   }
 
-  /** Events from index `from` on, until the channel closes or the signal aborts. */
-  async *subscribe(from = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
-    let i = from;
+  /** Id the next event will get: subscribing from it yields only what comes next. */
+  get nextId(): number {
+    return this.base + this.events.length;
+  }
+
+  /** Events with id >= `fromId` (from the oldest kept, if dropped), until the log closes or the signal aborts. */
+  async *subscribe(fromId = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+    let id = Math.max(fromId, this.base);
     let wake: (() => void) | undefined;
     const onAbort = () => wake?.();
     signal?.addEventListener("abort", onAbort, { once: true });
     try {
       while (!signal?.aborted) {
-        while (i < this.events.length) yield this.events[i++];
+        if (id < this.base) id = this.base;
+        while (id < this.nextId) yield this.events[id++ - this.base];
         if (this.closed) return;
         await new Promise<void>((res) => {
           wake = res;
@@ -53,35 +74,60 @@ export class RunChannel {
       signal?.removeEventListener("abort", onAbort);
     }
   }
+}
 
-  /** Index a new subscriber starts from to see only what comes next. */
-  get length(): number {
-    return this.events.length;
+/** A run's event log. */
+export class RunChannel extends EventLog {
+  constructor(readonly runId: string) {
+    super();
   }
 }
 
-/** Registry of live channels by run id. */
+/** Registry of run logs (kept after the run for resumable streams) and thread logs. */
 export class StreamBroker {
-  private channels = new Map<string, RunChannel>();
+  private runs = new Map<string, RunChannel>();
+  private threads = new Map<string, EventLog>();
+
+  /** @param resumableTtlMs how long a resumable run's events stay joinable after it ends */
+  constructor(
+    private resumableTtlMs = 10 * 60_000,
+    private threadLogEvents = 2_000,
+  ) {}
 
   open(runId: string): RunChannel {
-    let ch = this.channels.get(runId);
+    let ch = this.runs.get(runId);
     if (!ch) {
       ch = new RunChannel(runId);
-      this.channels.set(runId, ch);
+      this.runs.set(runId, ch);
     }
     return ch;
   }
 
   get(runId: string): RunChannel | undefined {
-    return this.channels.get(runId);
+    return this.runs.get(runId);
   }
 
-  /** Closes a channel and forgets it once its subscribers had the chance to drain. */
-  finish(runId: string): void {
-    const ch = this.channels.get(runId);
+  /** Closes a run log; a resumable one stays joinable for the TTL, others go once subscribers drained. */
+  finish(runId: string, resumable: boolean): void {
+    const ch = this.runs.get(runId);
     if (!ch) return;
     ch.close();
-    setTimeout(() => this.channels.delete(runId), 1000).unref();
+    setTimeout(() => this.runs.delete(runId), resumable ? this.resumableTtlMs : 1000).unref();
+  }
+
+  /** The thread's log (created on first use). */
+  thread(threadId: string): EventLog {
+    let log = this.threads.get(threadId);
+    if (!log) {
+      log = new EventLog(this.threadLogEvents);
+      this.threads.set(threadId, log);
+    }
+    return log;
+  }
+
+  /** Forgets a deleted thread's log (open subscribers end). */
+  dropThread(threadId: string): void {
+    this.threads.get(threadId)?.close();
+    this.threads.delete(threadId);
   }
 }

@@ -57,14 +57,34 @@ export class SqliteRuns implements RunStore {
     this.stmt("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?").run(status, now(), runId);
   }
 
-  async inFlight(): Promise<Run[]> {
-    return this.stmt("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, rowid")
-      .all()
-      .map(toRun);
+  async start(runId: string): Promise<number> {
+    this.begin();
+    const r = this.stmt(
+      "UPDATE runs SET status = 'running', attempt = CASE WHEN status = 'running' THEN attempt + 1 ELSE attempt END, updated_at = ? WHERE run_id = ? RETURNING attempt",
+    ).get(now(), runId) as { attempt: number } | undefined;
+    return r?.attempt ?? 1;
   }
 
-  async delete(runId: string): Promise<void> {
+  async inFlight(): Promise<(Run & { attempt: number })[]> {
+    return this.stmt("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, rowid")
+      .all()
+      .map((r: any) => ({ ...toRun(r), attempt: r.attempt as number }));
+  }
+
+  async idsByStatus(
+    threadId: string | null,
+    statuses: RunStatus[],
+  ): Promise<{ run_id: string; thread_id: string | null }[]> {
+    const marks = statuses.map(() => "?").join(", ");
+    const where = threadId ? `thread_id = ? AND status IN (${marks})` : `status IN (${marks})`;
+    const params = threadId ? [threadId, ...statuses] : statuses;
+    return this.stmt(`SELECT run_id, thread_id FROM runs WHERE ${where} ORDER BY created_at, rowid`).all(
+      ...params,
+    ) as { run_id: string; thread_id: string | null }[];
+  }
+
+  async delete(runId: string): Promise<boolean> {
     this.begin();
-    this.stmt("DELETE FROM runs WHERE run_id = ?").run(runId);
+    return this.stmt("DELETE FROM runs WHERE run_id = ?").run(runId).changes > 0;
   }
 }

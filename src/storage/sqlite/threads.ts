@@ -123,6 +123,22 @@ export class SqliteThreads implements ThreadStore {
     })();
   }
 
+  async checkpointMark(threadId: string): Promise<unknown> {
+    // Rowids only grow while one process writes: everything of this thread above them came later.
+    const c = this.stmt("SELECT COALESCE(MAX(rowid), 0) AS m FROM checkpoints").get() as { m: number };
+    const w = this.stmt("SELECT COALESCE(MAX(rowid), 0) AS m FROM writes").get() as { m: number };
+    void threadId;
+    return { checkpoints: c.m, writes: w.m };
+  }
+
+  async rollbackCheckpoints(threadId: string, mark: unknown): Promise<void> {
+    const m = mark as { checkpoints: number; writes: number };
+    this.begin();
+    this.tracker.touch(threadId);
+    this.stmt("DELETE FROM checkpoints WHERE thread_id = ? AND rowid > ?").run(threadId, m.checkpoints);
+    this.stmt("DELETE FROM writes WHERE thread_id = ? AND rowid > ?").run(threadId, m.writes);
+  }
+
   async setState(
     id: string,
     u: { status?: ThreadStatus; values?: Json | null; interrupts?: Json; error?: unknown; metadata?: Json },

@@ -1,0 +1,52 @@
+// Builds a run's execution arguments (config, context, metadata, stream options) from the request and assistant.
+import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import type { Assistant, Json } from "../storage/types.js";
+import type { RunKwargs } from "./executor.js";
+
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+export function buildKwargs(
+  body: RunCreateStatefulT | RunCreateStatelessT,
+  assistant: Assistant,
+  runId: string,
+  threadId: string | null,
+): RunKwargs {
+  const aConfig = assistant.config as Json;
+  const bConfig = (body.config ?? {}) as Json;
+  const configurable: Json = {
+    ...(isObj(aConfig.configurable) ? aConfig.configurable : {}),
+    ...(isObj(bConfig.configurable) ? bConfig.configurable : {}),
+    run_id: runId,
+    graph_id: assistant.graph_id,
+    assistant_id: assistant.assistant_id,
+  };
+  if (threadId) configurable.thread_id = threadId;
+  if ("checkpoint" in body && body.checkpoint) {
+    for (const [k, v] of Object.entries(body.checkpoint))
+      if (v != null && k !== "thread_id") configurable[k] = v;
+  }
+  if ("checkpoint_id" in body && body.checkpoint_id) configurable.checkpoint_id = body.checkpoint_id;
+  const tags = [...((aConfig.tags as string[]) ?? []), ...((bConfig.tags as string[]) ?? [])];
+  const recursion = (bConfig.recursion_limit ?? aConfig.recursion_limit) as number | undefined;
+  const modes = Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
+  const context = { ...(assistant.context ?? {}), ...(body.context ?? {}) };
+  return {
+    input: body.input,
+    command: body.command ?? null,
+    config: { ...aConfig, ...bConfig, configurable, tags, recursion_limit: recursion },
+    context: Object.keys(context).length ? context : undefined,
+    metadata: {
+      ...(body.metadata ?? {}),
+      graph_id: assistant.graph_id,
+      assistant_id: assistant.assistant_id,
+      run_id: runId,
+      ...(threadId ? { thread_id: threadId } : {}),
+    },
+    stream_mode: [...new Set(modes)],
+    subgraphs: body.stream_subgraphs,
+    interrupt_before: body.interrupt_before,
+    interrupt_after: body.interrupt_after,
+    durability: body.durability,
+    stream_resumable: body.stream_resumable,
+  };
+}

@@ -1,0 +1,173 @@
+// End-to-end: the run event log. `stream_resumable: true` keeps a run's events so that
+// GET /threads/{id}/runs/{run_id}/stream with `Last-Event-ID` resumes exactly after that event and `-1`
+// replays all; several clients can join one run; without it a join streams only what comes after it.
+import { afterAll, describe, expect, it } from "vitest";
+import { useHangar } from "../helpers/server.ts";
+import {
+  RUNS_CONFIG,
+  Scratch,
+  SseReader,
+  drain,
+  iteratorOf,
+  job,
+  readUntil,
+  waitForLogEntry,
+  waitForStatus,
+  within,
+} from "../fixtures/runs-project/support.ts";
+
+interface Part {
+  id?: string;
+  event: string;
+  data: any;
+}
+
+const hangar = useHangar({ config: RUNS_CONFIG });
+const scratch = new Scratch();
+afterAll(() => scratch.cleanup());
+
+/** What two deliveries of the same event have in common. */
+const wire = (p: Part) => ({ id: p.id, event: p.event, data: p.data });
+
+/** The step entries (`<label>:<i>`) named by `updates` events, in order. */
+function stepsIn(parts: Part[]): string[] {
+  return parts
+    .filter((p) => p.event === "updates" && p.data?.step)
+    .flatMap((p) => (p.data.step.log as string[]) ?? []);
+}
+
+/** Every event has an id and no id repeats. */
+function expectDistinctIds(parts: Part[]): void {
+  const ids = parts.map((p) => p.id);
+  expect(
+    ids.every((id) => typeof id === "string" && id.length > 0),
+    `ids: ${JSON.stringify(ids)}`,
+  ).toBe(true);
+  expect(new Set(ids).size).toBe(ids.length);
+}
+
+describe("resumable run streams", () => {
+  it("two clients joining a resumable run each receive every event, in order", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const gate = scratch.gate();
+    const run = await client.runs.create(thread_id, "steps", {
+      input: job({ label: "r", steps: 4, delay_ms: 2, hold_at: 1, gate_file: gate.file }),
+      streamMode: ["updates", "values"],
+      streamResumable: true,
+    });
+    await waitForLogEntry(client, thread_id, "r:0");
+
+    const acs = [new AbortController(), new AbortController()];
+    const joins = acs.map((ac) =>
+      iteratorOf(client.runs.joinStream(thread_id, run.run_id, { lastEventId: "-1", signal: ac.signal })),
+    );
+    try {
+      // Both are connected (each got the replayed start) before the run goes on.
+      const heads = await Promise.all(
+        joins.map((it) => readUntil("the first replayed event", it, () => true)),
+      );
+      gate.open();
+      const tails = await Promise.all(joins.map((it) => drain("the rest of the run", it)));
+      const [a, b] = heads.map((h, i) => [...h, ...tails[i]] as Part[]);
+
+      expect(a.map(wire)).toEqual(b.map(wire));
+      expectDistinctIds(a);
+      expect(a[0].event).toBe("metadata");
+      expect(a[0].data.run_id).toBe(run.run_id);
+      expect(stepsIn(a)).toEqual(["r:0", "r:1", "r:2", "r:3"]);
+      const values = a.filter((p) => p.event === "values");
+      expect(values.at(-1)!.data.log).toEqual(["r:0", "r:1", "r:2", "r:3"]);
+
+      // The events are kept after the run ended: a later replay is the same list.
+      expect((await waitForStatus(client, thread_id, run.run_id, ["success"])).status).toBe("success");
+      const replay = (await drain(
+        "a replay after the end",
+        client.runs.joinStream(thread_id, run.run_id, { lastEventId: "-1" }),
+      )) as Part[];
+      expect(replay.map(wire)).toEqual(a.map(wire));
+    } finally {
+      for (const ac of acs) ac.abort();
+    }
+  });
+
+  it("a client that drops after event N and reconnects with Last-Event-ID N gets N+1 onward, no gap, no duplicate", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const gate = scratch.gate();
+    const ac = new AbortController();
+    let runId = "";
+    const stream = client.runs.stream(thread_id, "steps", {
+      input: job({ label: "d", steps: 5, delay_ms: 2, hold_at: 2, gate_file: gate.file }),
+      streamMode: ["updates", "values"],
+      streamResumable: true,
+      onDisconnect: "continue",
+      signal: ac.signal,
+      onRunCreated: (meta) => (runId = meta.run_id),
+    });
+    const iterator = iteratorOf(stream);
+    const N = 4;
+    const head = (await readUntil("the first events", iterator, (_, i) => i === N - 1)) as Part[];
+    ac.abort();
+    await iterator.return?.(undefined).catch(() => undefined);
+    expect(runId).not.toBe("");
+    const lastId = head[N - 1].id;
+    expect(lastId, "the streamed events carry ids").toBeDefined();
+
+    gate.open();
+    const tail = (await drain(
+      "the resumed stream",
+      client.runs.joinStream(thread_id, runId, { lastEventId: lastId }),
+    )) as Part[];
+    expect(tail.length).toBeGreaterThan(0);
+    const full = (await drain(
+      "the full replay",
+      client.runs.joinStream(thread_id, runId, { lastEventId: "-1" }),
+    )) as Part[];
+
+    expect([...head, ...tail].map(wire)).toEqual(full.map(wire));
+    expectDistinctIds(full);
+    expect(stepsIn(full)).toEqual(["d:0", "d:1", "d:2", "d:3", "d:4"]);
+
+    // The same on the wire: the Last-Event-ID header resumes right after that event.
+    const raw = await SseReader.open(hangar.server.url, `/threads/${thread_id}/runs/${runId}/stream`, {
+      "Last-Event-ID": lastId!,
+    });
+    try {
+      expect(raw.status).toBe(200);
+      const rawTail = await raw.rest("the raw resumed stream");
+      expect(rawTail.map((e) => ({ id: e.id, event: e.event, data: e.data }))).toEqual(tail.map(wire));
+    } finally {
+      raw.close();
+    }
+  });
+
+  it("without stream_resumable, a join streams only what comes after it", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const gate = scratch.gate();
+    const run = await client.runs.create(thread_id, "steps", {
+      input: job({ label: "n", steps: 4, delay_ms: 2, hold_at: 2, gate_file: gate.file }),
+      streamMode: ["updates"],
+    });
+    await waitForLogEntry(client, thread_id, "n:1");
+
+    // Raw, to know the server answered (and subscribed us) before the run goes on.
+    const join = await SseReader.open(hangar.server.url, `/threads/${thread_id}/runs/${run.run_id}/stream`);
+    try {
+      expect(join.status).toBe(200);
+      gate.open();
+      const events = (await join.rest("the joined stream")) as Part[];
+      const steps = stepsIn(events);
+      expect(steps).toEqual(["n:2", "n:3"]);
+      expect(events.some((e) => e.event === "updates" && e.data?.begin)).toBe(false);
+    } finally {
+      join.close();
+    }
+    expect(
+      (await within("join", client.runs.join(thread_id, run.run_id))) as { log: string[] },
+    ).toMatchObject({
+      log: ["n:0", "n:1", "n:2", "n:3"],
+    });
+  });
+});
