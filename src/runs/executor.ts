@@ -21,6 +21,7 @@ export interface RunKwargs {
   interrupt_after?: "*" | string[] | null;
   durability: "sync" | "async" | "exit";
   stream_resumable?: boolean;
+  webhook?: string | null;
 }
 
 export interface RunOutcome {

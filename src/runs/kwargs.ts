@@ -48,5 +48,6 @@ export function buildKwargs(
     interrupt_after: body.interrupt_after,
     durability: body.durability,
     stream_resumable: body.stream_resumable,
+    webhook: body.webhook ?? null,
   };
 }

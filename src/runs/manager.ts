@@ -9,6 +9,7 @@ import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storag
 import type { RunChannel, StreamBroker } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { buildKwargs } from "./kwargs.js";
+import { checkWebhookUrl, sendWebhook } from "./webhook.js";
 import { toPlain } from "./serde.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 
@@ -85,6 +86,7 @@ export class RunManager {
 
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
   async createStateful(threadId: string, body: RunCreateStatefulT): Promise<StartedRun> {
+    if (body.webhook) checkWebhookUrl(body.webhook);
     const assistant = await this.assistant(body.assistant_id);
     if (body.command && body.input !== undefined && body.input !== null) {
       throw unprocessable("input: give either input or command, not both");
@@ -133,6 +135,7 @@ export class RunManager {
    * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
    */
   async createStateless(body: RunCreateStatelessT): Promise<StartedRun> {
+    if (body.webhook) checkWebhookUrl(body.webhook);
     const assistant = await this.assistant(body.assistant_id);
     if (body.on_completion === "keep") {
       const threadId = randomUUID();
@@ -277,6 +280,21 @@ export class RunManager {
     }
     job.resolve(result);
     if (threadId) this.advance(threadId);
+    const webhook = (job.run.kwargs as { webhook?: string | null }).webhook;
+    if (webhook) {
+      const status = job.cancelAction ? "interrupted" : result.status;
+      void sendWebhook(
+        webhook,
+        {
+          ...job.run,
+          status,
+          updated_at: new Date().toISOString(),
+          values: result.output,
+          error: result.error ?? null,
+        },
+        this.log,
+      );
+    }
   }
 
   /** A job cancelled while queued: it never starts. */
