@@ -18,7 +18,7 @@ let receiver: Server;
 let url = "";
 let statuses: number[] = [];
 let deliveries: Delivery[] = [];
-let waiters: (() => void)[] = [];
+const waiters: (() => void)[] = [];
 
 beforeAll(async () => {
   receiver = createServer((req, res) => {
