@@ -311,6 +311,10 @@ export class RunManager {
     job.started = true;
     const threadId = run.thread_id;
     let mark: unknown;
+    if (threadId && !(await this.storage.threads.get(threadId))) {
+      // The thread was deleted while this run waited (after_seconds): there is nothing to run on.
+      return { status: "interrupted", values: undefined, output: null };
+    }
     if (threadId) {
       job.attempt = await this.storage.runs.start(run.run_id);
       mark = await this.storage.threads.checkpointMark(threadId);
