@@ -43,9 +43,11 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     }
   });
 
-  // Nothing is acknowledged before it is durable: a mutating request's response waits for the commit.
-  app.addHook("onSend", async (req) => {
-    if (req.method !== "GET" && req.method !== "HEAD") await ctx.storage.sync();
+  // Nothing is acknowledged or shown before it is durable: every response waits until what was written so
+  // far is committed and fsynced (a read may otherwise show a running run's checkpoint that a crash in the
+  // next few ms would lose). With nothing pending this costs nothing.
+  app.addHook("onSend", async () => {
+    await ctx.storage.sync();
   });
 
   await app.register(swagger, {

@@ -142,6 +142,50 @@ describe("resumable run streams", () => {
     }
   });
 
+  it("resuming a token stream (chat, messages-tuple) mid-way misses and repeats no token", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const ac = new AbortController();
+    let runId = "";
+    const iterator = iteratorOf(
+      client.runs.stream(thread_id, "chat", {
+        input: { messages: [{ type: "human", content: "hi" }] },
+        streamMode: ["messages-tuple", "values"],
+        streamResumable: true,
+        signal: ac.signal,
+        onRunCreated: (meta) => (runId = meta.run_id),
+      }),
+    );
+    let tokens = 0;
+    const head = (await readUntil(
+      "the third token",
+      iterator,
+      (p) => (p.event === "messages" ? ++tokens : tokens) === 3,
+    )) as Part[];
+    ac.abort();
+    await iterator.return?.(undefined).catch(() => undefined);
+
+    const tail = (await drain(
+      "the resumed stream",
+      client.runs.joinStream(thread_id, runId, { lastEventId: head.at(-1)!.id }),
+    )) as Part[];
+    const full = (await drain(
+      "the full replay",
+      client.runs.joinStream(thread_id, runId, { lastEventId: "-1" }),
+    )) as Part[];
+    expect([...head, ...tail].map(wire)).toEqual(full.map(wire));
+    expectDistinctIds(full);
+    const text = full
+      .filter((p) => p.event === "messages")
+      .map((p) => (p.data as [{ content: string }, unknown])[0].content)
+      .join("");
+    const final = full
+      .filter((p) => p.event === "values")
+      .at(-1)!
+      .data.messages.at(-1).content as string;
+    expect(text).toBe(final);
+  });
+
   it("without stream_resumable, a join streams only what comes after it", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
