@@ -73,7 +73,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const graphs = new GraphRegistry(storage.checkpointer);
     await graphs.loadAll(project.graphs);
     await ensureSystemAssistants(storage, graphs);
-    const broker = new StreamBroker();
+    const broker = new StreamBroker(positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000);
     const runs = new RunManager(storage, graphs, broker, log, {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
