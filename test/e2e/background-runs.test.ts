@@ -1,29 +1,24 @@
 // End-to-end: background runs (POST /threads/{id}/runs, POST /runs, /runs/batch), join, the run queue's
 // order and statuses, and DELETE of a run, through the official SDK against `hangar dev`.
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpError, postJson } from "../helpers/http.ts";
-import { useHangar } from "../helpers/server.ts";
 import {
-  RUNS_CONFIG,
-  Scratch,
+  type StepsValues,
+  isGone,
   job,
+  joinValues,
   logOf,
   markerLines,
+  useRunsProject,
+  valuesWithin,
   waitFor,
   waitForStatus,
   within,
-} from "../fixtures/runs-project/support.ts";
+} from "../helpers/runs.ts";
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-interface StepsValues {
-  log: string[];
-  __error__?: { error: string; message: string };
-}
-
-const hangar = useHangar({ config: RUNS_CONFIG });
-const scratch = new Scratch();
-afterAll(() => scratch.cleanup());
+const { hangar, scratch } = useRunsProject();
 
 describe("background runs on a thread", () => {
   it("POST /threads/{id}/runs returns a pending or running run; join returns the final values", async () => {
@@ -38,7 +33,7 @@ describe("background runs on a thread", () => {
     expect(["pending", "running"]).toContain(run.status);
     expect(run.metadata).toMatchObject({ purpose: "background" });
 
-    const out = (await within("join", client.runs.join(thread_id, run.run_id))) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, run.run_id);
     expect(out.log).toEqual(logOf("a", 3));
 
     expect((await client.runs.get(thread_id, run.run_id)).status).toBe("success");
@@ -68,7 +63,7 @@ describe("background runs on a thread", () => {
     const run = await client.runs.create(thread_id, "steps", {
       input: job({ label: "f", steps: 3, fail_at: 1 }),
     });
-    const out = (await within("join", client.runs.join(thread_id, run.run_id))) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, run.run_id);
     expect(out.__error__, `join answered ${JSON.stringify(out)}`).toBeDefined();
     expect(typeof out.__error__!.error).toBe("string");
     expect(out.__error__!.message).toContain("failed on purpose");
@@ -107,10 +102,7 @@ describe("background runs on a thread", () => {
     await waitForStatus(client, thread_id, second.run_id, ["running"]);
 
     gate2.open();
-    const out = (await within(
-      "join of the second run",
-      client.runs.join(thread_id, second.run_id),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, second.run_id, "join of the second run");
     expect(out.log).toEqual(["p1:0", "p2:0"]);
     expect((await client.runs.get(thread_id, second.run_id)).status).toBe("success");
     expect((await client.threads.get(thread_id)).status).toBe("idle");
@@ -134,10 +126,7 @@ describe("background runs on a thread", () => {
       ids.push(run.run_id);
     }
     gate.open();
-    const out = (await within(
-      "join of the last run",
-      client.runs.join(thread_id, ids[19]),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, ids[19], "join of the last run");
     expect(out.log).toEqual(Array.from({ length: 20 }, (_, i) => `q${i}:0`));
     for (const id of ids) expect((await client.runs.get(thread_id, id)).status).toBe("success");
     const listed = await client.runs.list(thread_id, { limit: 100 });
@@ -158,10 +147,10 @@ describe("background runs on a thread", () => {
     expect((await client.runs.get(thread_id, run.run_id)).status).toBe("pending");
     // A delayed run does not hold the thread: another run goes first (as on the official server, where a
     // delayed run is queued at the time it becomes due).
-    const now = (await within(
+    const now = await valuesWithin(
       "a run while the delayed one waits",
       client.runs.wait(thread_id, "steps", { input: job({ label: "now", steps: 1 }) }),
-    )) as unknown as StepsValues;
+    );
     expect(now.log).toEqual(["now:0"]);
     await client.runs.cancel(thread_id, run.run_id);
     await waitForStatus(client, thread_id, run.run_id, ["interrupted"]);
@@ -196,7 +185,7 @@ describe("stateless background runs", () => {
     expect(run.run_id).toMatch(UUID);
     expect(["pending", "running"]).toContain(run.status);
     expect(run.thread_id).toMatch(UUID);
-    const out = (await within("join", client.runs.join(run.thread_id, run.run_id))) as unknown as StepsValues;
+    const out = await joinValues(client, run.thread_id, run.run_id);
     expect(out.log).toEqual(logOf("s", 2));
     expect((await client.runs.get(run.thread_id, run.run_id)).status).toBe("success");
     expect((await client.threads.get(run.thread_id)).status).toBe("idle");
@@ -212,14 +201,9 @@ describe("stateless background runs", () => {
     await waitFor("the stateless run to finish", () => markerLines(marker).includes("done sd:1"));
     if (run.thread_id) {
       // The official server runs it on a temporary thread, deleted when the run ends.
-      await waitFor("the stateless run's thread to be deleted", async () => {
-        try {
-          await client.threads.get(run.thread_id);
-          return undefined;
-        } catch (e) {
-          return (e as { status?: number }).status === 404;
-        }
-      });
+      await waitFor("the stateless run's thread to be deleted", () =>
+        isGone(client.threads.get(run.thread_id)),
+      );
     }
     expect(markerLines(marker).filter((l) => l.startsWith("done"))).toEqual(["done sd:0", "done sd:1"]);
   });
@@ -254,14 +238,8 @@ describe("stateless background runs", () => {
     expect(res.body).toHaveLength(2);
     const [x, y] = res.body as Array<{ run_id: string; thread_id: string }>;
     expect(x.thread_id).not.toBe(y.thread_id);
-    expect(
-      ((await within("join x", hangar.client.runs.join(x.thread_id, x.run_id))) as unknown as StepsValues)
-        .log,
-    ).toEqual(logOf("x", 1));
-    expect(
-      ((await within("join y", hangar.client.runs.join(y.thread_id, y.run_id))) as unknown as StepsValues)
-        .log,
-    ).toEqual(logOf("y", 2));
+    expect((await joinValues(hangar.client, x.thread_id, x.run_id, "join x")).log).toEqual(logOf("x", 1));
+    expect((await joinValues(hangar.client, y.thread_id, y.run_id, "join y")).log).toEqual(logOf("y", 2));
   });
 
   it("POST /runs/batch rejects an empty batch with 422", async () => {

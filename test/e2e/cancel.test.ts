@@ -1,47 +1,30 @@
 // End-to-end: cancelling runs (POST /threads/{id}/runs/{run_id}/cancel with wait and action, POST /runs/cancel)
 // and `on_disconnect` of streamed runs, through the official SDK against `hangar dev`.
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpError } from "../helpers/http.ts";
-import { useHangar } from "../helpers/server.ts";
 import {
-  RUNS_CONFIG,
-  Scratch,
+  isGone,
   iteratorOf,
   job,
+  joinValues,
   logNow,
   readUntil,
+  startHeld,
+  useRunsProject,
+  valuesWithin,
   waitFor,
-  waitForLogEntry,
   waitForStatus,
   waitForThreadStatus,
   within,
-} from "../fixtures/runs-project/support.ts";
+} from "../helpers/runs.ts";
 
-interface StepsValues {
-  log: string[];
-}
+const { hangar, scratch } = useRunsProject();
 
-const hangar = useHangar({ config: RUNS_CONFIG });
-const scratch = new Scratch();
-afterAll(() => scratch.cleanup());
-
-/** Starts a run that completes `done` steps and then holds (until its gate opens or it is stopped). */
-async function startHeld(threadId: string, label: string, done: number, gateFile?: string) {
-  const run = await hangar.client.runs.create(threadId, "steps", {
-    input: job({ label, steps: done + 3, delay_ms: 1, hold_at: done, gate_file: gateFile ?? null }),
-  });
-  await waitForStatus(hangar.client, threadId, run.run_id, ["running"]);
-  if (done > 0) await waitForLogEntry(hangar.client, threadId, `${label}:${done - 1}`);
-  return run;
-}
-
-async function isGone(p: Promise<unknown>): Promise<boolean> {
-  try {
-    await p;
-    return false;
-  } catch (e) {
-    return (e as { status?: number }).status === 404;
-  }
+/** Waits until every run of `runIds` is interrupted and the thread idle; expects the thread's log then. */
+async function expectStopped(threadId: string, runIds: string[], log: string[]) {
+  for (const runId of runIds) await waitForStatus(hangar.client, threadId, runId, ["interrupted"]);
+  await waitForThreadStatus(hangar.client, threadId, "idle");
+  expect(await logNow(hangar.client, threadId)).toEqual(log);
 }
 
 describe("cancel a run", () => {
@@ -49,7 +32,7 @@ describe("cancel a run", () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
     const gate = scratch.gate();
-    const first = await startHeld(thread_id, "c", 1, gate.file);
+    const first = await startHeld(client, thread_id, "c", 1, gate.file);
     const queued = await client.runs.create(thread_id, "steps", { input: job({ label: "never", steps: 2 }) });
     expect(queued.status).toBe("pending");
 
@@ -57,10 +40,7 @@ describe("cancel a run", () => {
     await waitForStatus(client, thread_id, queued.run_id, ["interrupted"]);
 
     gate.open();
-    const out = (await within(
-      "join of the first run",
-      client.runs.join(thread_id, first.run_id),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, first.run_id, "join of the first run");
     expect(out.log).toEqual(["c:0", "c:1", "c:2", "c:3"]);
     expect((await client.runs.get(thread_id, first.run_id)).status).toBe("success");
     expect((await client.threads.get(thread_id)).status).toBe("idle");
@@ -72,7 +52,7 @@ describe("cancel a run", () => {
   it("wait=true returns once a running run stopped: run interrupted, thread idle, within one step", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
-    const run = await startHeld(thread_id, "w", 2);
+    const run = await startHeld(client, thread_id, "w", 2);
 
     await within("cancel with wait=true", client.runs.cancel(thread_id, run.run_id, true));
     expect((await client.runs.get(thread_id, run.run_id)).status).toBe("interrupted");
@@ -82,17 +62,17 @@ describe("cancel a run", () => {
     expect(log.slice(0, 2)).toEqual(["w:0", "w:1"]);
     expect(log.length).toBeLessThanOrEqual(3);
     // The thread takes new runs.
-    const out = (await within(
+    const out = await valuesWithin(
       "a run after the cancel",
       client.runs.wait(thread_id, "steps", { input: job({ label: "z", steps: 1 }) }),
-    )) as unknown as StepsValues;
+    );
     expect(out.log).toEqual([...log, "z:0"]);
   });
 
   it("join of a cancelled run returns once it stopped", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
-    const run = await startHeld(thread_id, "j", 1);
+    const run = await startHeld(client, thread_id, "j", 1);
     const joined = client.runs.join(thread_id, run.run_id);
     await client.runs.cancel(thread_id, run.run_id);
     await within("join of the cancelled run", joined);
@@ -109,7 +89,7 @@ describe("cancel a run", () => {
     const before = (await client.threads.getHistory(thread_id, { limit: 1000 })).map(
       (s) => s.checkpoint.checkpoint_id,
     );
-    const run = await startHeld(thread_id, "rb", 2);
+    const run = await startHeld(client, thread_id, "rb", 2);
 
     await within("cancel with rollback", client.runs.cancel(thread_id, run.run_id, true, "rollback"));
     await waitFor("the rolled-back run to be deleted", () => isGone(client.runs.get(thread_id, run.run_id)));
@@ -132,22 +112,19 @@ describe("POST /runs/cancel", () => {
   it("cancels runs by id: the running one stops, the pending one never starts", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
-    const running = await startHeld(thread_id, "m", 1);
+    const running = await startHeld(client, thread_id, "m", 1);
     const pending = await client.runs.create(thread_id, "steps", { input: job({ label: "mp", steps: 1 }) });
     expect(pending.status).toBe("pending");
 
     await client.runs.cancelMany({ threadId: thread_id, runIds: [running.run_id, pending.run_id] });
-    await waitForStatus(client, thread_id, running.run_id, ["interrupted"]);
-    await waitForStatus(client, thread_id, pending.run_id, ["interrupted"]);
-    await waitForThreadStatus(client, thread_id, "idle");
-    expect(await logNow(client, thread_id)).toEqual(["m:0"]);
+    await expectStopped(thread_id, [running.run_id, pending.run_id], ["m:0"]);
   });
 
   it("cancels by status: pending runs are cancelled, the running one goes on", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
     const gate = scratch.gate();
-    const running = await startHeld(thread_id, "s", 1, gate.file);
+    const running = await startHeld(client, thread_id, "s", 1, gate.file);
     const pending = await client.runs.create(thread_id, "steps", { input: job({ label: "sp", steps: 1 }) });
 
     await client.runs.cancelMany({ status: "pending" });
@@ -155,10 +132,7 @@ describe("POST /runs/cancel", () => {
     expect((await client.runs.get(thread_id, running.run_id)).status).toBe("running");
 
     gate.open();
-    const out = (await within(
-      "join of the running run",
-      client.runs.join(thread_id, running.run_id),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, running.run_id, "join of the running run");
     expect(out.log).toEqual(["s:0", "s:1", "s:2", "s:3"]);
     expect((await client.runs.get(thread_id, pending.run_id)).status).toBe("interrupted");
   });
@@ -198,9 +172,7 @@ describe("on_disconnect of a streamed run", () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
     const runId = await streamThenDrop(thread_id, "dc", "cancel");
-    await waitForStatus(client, thread_id, runId, ["interrupted"]);
-    await waitForThreadStatus(client, thread_id, "idle");
-    expect(await logNow(client, thread_id)).toEqual(["dc:0"]);
+    await expectStopped(thread_id, [runId], ["dc:0"]);
   });
 
   it('"continue": the run goes on after the client went away and finishes', async () => {
@@ -210,7 +182,7 @@ describe("on_disconnect of a streamed run", () => {
     const runId = await streamThenDrop(thread_id, "dk", "continue", gate.file);
     expect((await client.runs.get(thread_id, runId)).status).toBe("running");
     gate.open();
-    const out = (await within("join", client.runs.join(thread_id, runId))) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, runId);
     expect(out.log).toEqual(["dk:0", "dk:1", "dk:2"]);
     expect((await client.runs.get(thread_id, runId)).status).toBe("success");
   });

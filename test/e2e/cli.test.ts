@@ -61,6 +61,28 @@ function runDev(config: string, extra: string[] = []) {
   ]);
 }
 
+/** `hangar dev` on a port another server holds (closed once it exited), with `extra` arguments. */
+async function devOnBusyPort(extra: string[]) {
+  const blocker = createServer();
+  await new Promise<void>((res) => blocker.listen(0, "127.0.0.1", () => res()));
+  const port = (blocker.address() as AddressInfo).port;
+  try {
+    const r = await runCli([
+      "dev",
+      "--config",
+      PROJECT_CONFIG,
+      "--data-dir",
+      scratch(),
+      "--port",
+      String(port),
+      ...extra,
+    ]);
+    return { ...r, port };
+  } finally {
+    await new Promise<void>((res) => blocker.close(() => res()));
+  }
+}
+
 function expectFailedExit(r: { code: number | null; output: string }) {
   expect(r.code, `expected a non-zero exit, output:\n${r.output}`).not.toBeNull();
   expect(r.code, `expected a non-zero exit, output:\n${r.output}`).not.toBe(0);
@@ -108,49 +130,16 @@ describe("startup errors", () => {
   });
 
   it("a port already in use exits non-zero saying so", async () => {
-    const blocker = createServer();
-    await new Promise<void>((res) => blocker.listen(0, "127.0.0.1", () => res()));
-    const port = (blocker.address() as AddressInfo).port;
-    try {
-      const r = await runCli([
-        "dev",
-        "--config",
-        PROJECT_CONFIG,
-        "--data-dir",
-        scratch(),
-        "--host",
-        "127.0.0.1",
-        "--port",
-        String(port),
-        "--no-reload",
-      ]);
-      expectFailedExit(r);
-      expect(r.output).toMatch(/in use|EADDRINUSE/i);
-      expect(r.output).toContain(String(port));
-    } finally {
-      await new Promise<void>((res) => blocker.close(() => res()));
-    }
+    const { port, ...r } = await devOnBusyPort(["--host", "127.0.0.1", "--no-reload"]);
+    expectFailedExit(r);
+    expect(r.output).toMatch(/in use|EADDRINUSE/i);
+    expect(r.output).toContain(String(port));
   });
 
   it("with reload on (the default), a first start that fails exits non-zero too", async () => {
-    const blocker = createServer();
-    await new Promise<void>((res) => blocker.listen(0, "127.0.0.1", () => res()));
-    const port = (blocker.address() as AddressInfo).port;
-    try {
-      const r = await runCli([
-        "dev",
-        "--config",
-        PROJECT_CONFIG,
-        "--data-dir",
-        scratch(),
-        "--port",
-        String(port),
-      ]);
-      expectFailedExit(r);
-      expect(r.output).toMatch(/in use/i);
-    } finally {
-      await new Promise<void>((res) => blocker.close(() => res()));
-    }
+    const r = await devOnBusyPort([]);
+    expectFailedExit(r);
+    expect(r.output).toMatch(/in use/i);
   });
 });
 

@@ -1,25 +1,20 @@
 // End-to-end: one run at a time per thread and `multitask_strategy` (reject, enqueue, interrupt, rollback)
 // for a new run on a busy thread, through the official SDK against `hangar dev`.
-import { afterAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { httpError } from "../helpers/http.ts";
-import { useHangar } from "../helpers/server.ts";
 import {
-  RUNS_CONFIG,
-  Scratch,
+  type StepsValues,
+  isGone,
   job,
+  joinValues,
+  startHeld,
+  useRunsProject,
+  valuesWithin,
   waitFor,
-  waitForLogEntry,
-  waitForStatus,
   within,
-} from "../fixtures/runs-project/support.ts";
+} from "../helpers/runs.ts";
 
-interface StepsValues {
-  log: string[];
-}
-
-const hangar = useHangar({ config: RUNS_CONFIG });
-const scratch = new Scratch();
-afterAll(() => scratch.cleanup());
+const { hangar, scratch } = useRunsProject();
 
 /** Checkpoint ids of the thread's whole history, newest first. */
 async function historyIds(threadId: string): Promise<string[]> {
@@ -27,22 +22,12 @@ async function historyIds(threadId: string): Promise<string[]> {
   return history.map((s) => s.checkpoint.checkpoint_id!);
 }
 
-/** Starts a run that completes `done` steps and then holds (until its gate opens or it is stopped). */
-async function startHeld(threadId: string, label: string, done: number, gateFile?: string) {
-  const run = await hangar.client.runs.create(threadId, "steps", {
-    input: job({ label, steps: done + 3, delay_ms: 1, hold_at: done, gate_file: gateFile ?? null }),
-  });
-  await waitForStatus(hangar.client, threadId, run.run_id, ["running"]);
-  if (done > 0) await waitForLogEntry(hangar.client, threadId, `${label}:${done - 1}`);
-  return run;
-}
-
 describe("multitask strategies on a busy thread", () => {
   it("reject: a second run is refused with 409 while the first runs", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
     const gate = scratch.gate();
-    const first = await startHeld(thread_id, "r", 1, gate.file);
+    const first = await startHeld(client, thread_id, "r", 1, gate.file);
 
     const created = await httpError(
       client.runs.create(thread_id, "steps", {
@@ -61,7 +46,7 @@ describe("multitask strategies on a busy thread", () => {
     expect(waited.status).toBe(409);
 
     gate.open();
-    const out = (await within("join", client.runs.join(thread_id, first.run_id))) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, first.run_id);
     expect(out.log).toEqual(["r:0", "r:1", "r:2", "r:3"]);
     // The refused runs left no record.
     expect((await client.runs.list(thread_id)).map((r) => r.run_id)).toEqual([first.run_id]);
@@ -69,13 +54,13 @@ describe("multitask strategies on a busy thread", () => {
 
   it("reject: an idle thread accepts the run", async () => {
     const { thread_id } = await hangar.client.threads.create();
-    const out = (await within(
+    const out = await valuesWithin(
       "wait",
       hangar.client.runs.wait(thread_id, "steps", {
         input: job({ label: "ok", steps: 1 }),
         multitaskStrategy: "reject",
       }),
-    )) as unknown as StepsValues;
+    );
     expect(out.log).toEqual(["ok:0"]);
   });
 
@@ -83,7 +68,7 @@ describe("multitask strategies on a busy thread", () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
     const gate = scratch.gate();
-    const first = await startHeld(thread_id, "e", 1, gate.file);
+    const first = await startHeld(client, thread_id, "e", 1, gate.file);
     const second = await client.runs.create(thread_id, "steps", { input: job({ label: "f", steps: 1 }) });
     const third = await client.runs.create(thread_id, "steps", {
       input: job({ label: "g", steps: 1 }),
@@ -94,7 +79,7 @@ describe("multitask strategies on a busy thread", () => {
     expect((await client.runs.get(thread_id, first.run_id)).status).toBe("running");
 
     gate.open();
-    const out = (await within("join", client.runs.join(thread_id, third.run_id))) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, third.run_id);
     expect(out.log).toEqual(["e:0", "e:1", "e:2", "e:3", "f:0", "g:0"]);
     for (const r of [first, second, third]) {
       expect((await client.runs.get(thread_id, r.run_id)).status).toBe("success");
@@ -104,16 +89,13 @@ describe("multitask strategies on a busy thread", () => {
   it("interrupt: the running run stops, keeps its completed steps in history, and the new one runs", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
-    const first = await startHeld(thread_id, "a", 2);
+    const first = await startHeld(client, thread_id, "a", 2);
 
     const second = await client.runs.create(thread_id, "steps", {
       input: job({ label: "b", steps: 2, delay_ms: 1 }),
       multitaskStrategy: "interrupt",
     });
-    const out = (await within(
-      "join of the interrupting run",
-      client.runs.join(thread_id, second.run_id),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, second.run_id, "join of the interrupting run");
     // The interrupted run's two completed steps stay; its held step never completed.
     expect(out.log).toEqual(["a:0", "a:1", "b:0", "b:1"]);
     expect((await client.runs.get(thread_id, first.run_id)).status).toBe("interrupted");
@@ -137,28 +119,20 @@ describe("multitask strategies on a busy thread", () => {
     const before = await historyIds(thread_id);
     expect(before.length).toBeGreaterThan(0);
 
-    const doomed = await startHeld(thread_id, "x", 2);
+    const doomed = await startHeld(client, thread_id, "x", 2);
     expect((await historyIds(thread_id)).length).toBeGreaterThan(before.length);
 
     const next = await client.runs.create(thread_id, "steps", {
       input: job({ label: "n", steps: 1 }),
       multitaskStrategy: "rollback",
     });
-    const out = (await within(
-      "join of the new run",
-      client.runs.join(thread_id, next.run_id),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, thread_id, next.run_id, "join of the new run");
     expect(out.log).toEqual(["p:0", "p:1", "n:0"]);
 
     // The rolled-back run is gone, and so are its checkpoints.
-    await waitFor("the rolled-back run to be deleted", async () => {
-      try {
-        await client.runs.get(thread_id, doomed.run_id);
-        return undefined;
-      } catch (e) {
-        return (e as { status?: number }).status === 404;
-      }
-    });
+    await waitFor("the rolled-back run to be deleted", () =>
+      isGone(client.runs.get(thread_id, doomed.run_id)),
+    );
     expect((await client.runs.list(thread_id)).map((r) => r.run_id)).not.toContain(doomed.run_id);
     const history = await client.threads.getHistory(thread_id, { limit: 1000 });
     expect(history.filter((s) => s.metadata?.run_id === doomed.run_id)).toEqual([]);

@@ -1,20 +1,19 @@
 // End-to-end: the run event log. `stream_resumable: true` keeps a run's events so that
 // GET /threads/{id}/runs/{run_id}/stream with `Last-Event-ID` resumes exactly after that event and `-1`
 // replays all; several clients can join one run; without it a join streams only what comes after it.
-import { afterAll, describe, expect, it } from "vitest";
-import { useHangar } from "../helpers/server.ts";
+import { describe, expect, it } from "vitest";
 import {
-  RUNS_CONFIG,
-  Scratch,
   SseReader,
   drain,
+  expectDistinctIds,
   iteratorOf,
   job,
+  joinValues,
   readUntil,
   waitForLogEntry,
   waitForStatus,
-  within,
-} from "../fixtures/runs-project/support.ts";
+  useRunsProject,
+} from "../helpers/runs.ts";
 
 interface Part {
   id?: string;
@@ -22,9 +21,7 @@ interface Part {
   data: any;
 }
 
-const hangar = useHangar({ config: RUNS_CONFIG });
-const scratch = new Scratch();
-afterAll(() => scratch.cleanup());
+const { hangar, scratch } = useRunsProject();
 
 /** What two deliveries of the same event have in common. */
 const wire = (p: Part) => ({ id: p.id, event: p.event, data: p.data });
@@ -36,14 +33,27 @@ function stepsIn(parts: Part[]): string[] {
     .flatMap((p) => (p.data.step.log as string[]) ?? []);
 }
 
-/** Every event has an id and no id repeats. */
-function expectDistinctIds(parts: Part[]): void {
-  const ids = parts.map((p) => p.id);
-  expect(
-    ids.every((id) => typeof id === "string" && id.length > 0),
-    `ids: ${JSON.stringify(ids)}`,
-  ).toBe(true);
-  expect(new Set(ids).size).toBe(ids.length);
+/**
+ * Resumes a run's stream after `lastEventId` and replays it whole (`-1`); expects `head` and the resumed
+ * tail to be the replay, with distinct ids. Returns both.
+ */
+async function expectResumedIsReplay(
+  threadId: string,
+  runId: string,
+  head: Part[],
+  lastEventId: string | undefined,
+) {
+  const tail = (await drain(
+    "the resumed stream",
+    hangar.client.runs.joinStream(threadId, runId, { lastEventId }),
+  )) as Part[];
+  const full = (await drain(
+    "the full replay",
+    hangar.client.runs.joinStream(threadId, runId, { lastEventId: "-1" }),
+  )) as Part[];
+  expect([...head, ...tail].map(wire)).toEqual(full.map(wire));
+  expectDistinctIds(full);
+  return { tail, full };
 }
 
 describe("resumable run streams", () => {
@@ -115,18 +125,8 @@ describe("resumable run streams", () => {
     expect(lastId, "the streamed events carry ids").toBeDefined();
 
     gate.open();
-    const tail = (await drain(
-      "the resumed stream",
-      client.runs.joinStream(thread_id, runId, { lastEventId: lastId }),
-    )) as Part[];
+    const { tail, full } = await expectResumedIsReplay(thread_id, runId, head, lastId);
     expect(tail.length).toBeGreaterThan(0);
-    const full = (await drain(
-      "the full replay",
-      client.runs.joinStream(thread_id, runId, { lastEventId: "-1" }),
-    )) as Part[];
-
-    expect([...head, ...tail].map(wire)).toEqual(full.map(wire));
-    expectDistinctIds(full);
     expect(stepsIn(full)).toEqual(["d:0", "d:1", "d:2", "d:3", "d:4"]);
 
     // The same on the wire: the Last-Event-ID header resumes right after that event.
@@ -165,16 +165,7 @@ describe("resumable run streams", () => {
     ac.abort();
     await iterator.return?.(undefined).catch(() => undefined);
 
-    const tail = (await drain(
-      "the resumed stream",
-      client.runs.joinStream(thread_id, runId, { lastEventId: head.at(-1)!.id }),
-    )) as Part[];
-    const full = (await drain(
-      "the full replay",
-      client.runs.joinStream(thread_id, runId, { lastEventId: "-1" }),
-    )) as Part[];
-    expect([...head, ...tail].map(wire)).toEqual(full.map(wire));
-    expectDistinctIds(full);
+    const { full } = await expectResumedIsReplay(thread_id, runId, head, head.at(-1)!.id);
     const text = full
       .filter((p) => p.event === "messages")
       .map((p) => (p.data as [{ content: string }, unknown])[0].content)
@@ -208,9 +199,7 @@ describe("resumable run streams", () => {
     } finally {
       join.close();
     }
-    expect(
-      (await within("join", client.runs.join(thread_id, run.run_id))) as { log: string[] },
-    ).toMatchObject({
+    expect(await joinValues(client, thread_id, run.run_id)).toMatchObject({
       log: ["n:0", "n:1", "n:2", "n:3"],
     });
   });

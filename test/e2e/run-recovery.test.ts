@@ -6,21 +6,18 @@ import { cleanupDir, noRetryClient, startHangar, tempDir, type HangarProcess } f
 import {
   RUNS_CONFIG,
   Scratch,
+  type StepsValues,
   drain,
   iteratorOf,
   job,
+  joinValues,
   markerLines,
   readUntil,
   waitFor,
   waitForLogEntry,
   waitForStatus,
   waitForThreadStatus,
-  within,
-} from "../fixtures/runs-project/support.ts";
-
-interface StepsValues {
-  log: string[];
-}
+} from "../helpers/runs.ts";
 
 const scratch = new Scratch();
 const gate = scratch.gate();
@@ -93,16 +90,13 @@ describe("a run whose server was killed mid-run", () => {
     }
 
     // Join answers with the thread's values: the queued run may already have added to them.
-    const out = (await within("join", client.runs.join(threadId, runId))) as unknown as StepsValues;
+    const out = await joinValues(client, threadId, runId);
     expect(out.log.slice(0, 4)).toEqual(["k:0", "k:1", "k:2", "k:3"]);
     expect((await client.runs.get(threadId, runId)).status).toBe("success");
   });
 
   it("the run queued behind it runs after it", async () => {
-    const out = (await within(
-      "join of the queued run",
-      client.runs.join(threadId, queuedId),
-    )) as unknown as StepsValues;
+    const out = await joinValues(client, threadId, queuedId, "join of the queued run");
     expect(out.log).toEqual(["k:0", "k:1", "k:2", "k:3", "after:0"]);
     expect((await client.runs.get(threadId, queuedId)).status).toBe("success");
     await waitForThreadStatus(client, threadId, "idle");

@@ -11,11 +11,12 @@ import { useHangar } from "../helpers/server.ts";
 import {
   RUNS_CONFIG,
   SseReader,
+  expectDistinctIds,
   iteratorOf,
   job,
   readUntil,
   within,
-} from "../fixtures/runs-project/support.ts";
+} from "../helpers/runs.ts";
 
 const hangar = useHangar({ config: RUNS_CONFIG });
 
@@ -126,12 +127,7 @@ describe("thread streams", () => {
     }
     // Only lifecycle and state_update events: no run output.
     expect(events.filter((e) => !(isStart(e) || isEnd(e) || isStateUpdate(e)))).toEqual([]);
-    const ids = events.map((e) => e.id);
-    expect(
-      ids.every((id) => typeof id === "string" && id.length > 0),
-      `ids: ${JSON.stringify(ids)}`,
-    ).toBe(true);
-    expect(new Set(ids).size).toBe(ids.length);
+    expectDistinctIds(events);
     // The stream is still open after the runs: the client closes it.
     stream.close();
     expect((await client.runs.list(thread_id)).map((r) => r.run_id).sort()).toEqual([...runIds].sort());
