@@ -70,7 +70,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let app: FastifyInstance | undefined;
   try {
     storage = openSqliteStorage(dataDir, { synchronous: opts.synchronous ?? sqliteSync() });
-    const graphs = new GraphRegistry(storage.checkpointer);
+    const graphs = new GraphRegistry(storage.checkpointer, storage.store);
     await graphs.loadAll(project.graphs);
     await ensureSystemAssistants(storage, graphs);
     const broker = new StreamBroker(positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000);

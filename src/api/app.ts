@@ -14,6 +14,7 @@ import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { installErrorHandler } from "./errors.js";
 import { runRoutes } from "./runs.js";
+import { storeRoutes } from "./store.js";
 import { systemRoutes } from "./system.js";
 import { threadRoutes } from "./threads.js";
 
@@ -67,5 +68,6 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   await app.register(assistantRoutes(ctx));
   await app.register(threadRoutes(ctx));
   await app.register(runRoutes(ctx));
+  await app.register(storeRoutes(ctx));
   return app;
 }

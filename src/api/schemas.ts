@@ -217,3 +217,40 @@ export const ThreadStreamQuery = z.object({
   stream_modes: z.union([ThreadStreamMode, z.array(ThreadStreamMode)]).optional(),
   stream_mode: z.union([ThreadStreamMode, z.array(ThreadStreamMode)]).optional(),
 });
+
+// Store
+const Label = z
+  .string()
+  .min(1)
+  .refine((s) => !s.includes("."), { message: 'namespace labels cannot contain "."' });
+export const StorePut = z.object({
+  namespace: z.array(Label).min(1),
+  key: z.string().min(1),
+  value: Obj,
+  index: z
+    .union([z.literal(false), z.array(z.string())])
+    .nullable()
+    .optional(),
+  ttl: z.number().positive().nullable().optional(),
+});
+export const StoreDelete = z.object({ namespace: z.array(Label).default([]), key: z.string().min(1) });
+export const StoreGetQuery = z.object({
+  namespace: z.union([z.string(), z.array(z.string())]).optional(),
+  key: z.string().min(1),
+  refresh_ttl: BoolQuery.optional(),
+});
+export const StoreSearch = z.object({
+  namespace_prefix: z.array(Label).nullable().optional(),
+  filter: Obj.nullable().optional(),
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  query: z.string().nullable().optional(),
+  refresh_ttl: z.boolean().nullable().optional(),
+});
+export const StoreNamespaces = z.object({
+  prefix: z.array(z.string()).optional(),
+  suffix: z.array(z.string()).optional(),
+  max_depth: z.number().int().min(1).optional(),
+  limit: z.number().int().min(1).max(1000).default(100),
+  offset: z.number().int().min(0).default(0),
+});

@@ -1,7 +1,7 @@
 // Loads the project's graphs (TypeScript or JavaScript) and hands out compiled graphs bound to our checkpointer.
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Pregel } from "@langchain/langgraph";
 import type { GraphEntry } from "../config/config.js";
 
@@ -40,17 +40,25 @@ async function resolveExport(value: unknown, where: string): Promise<AnyGraph> {
   );
 }
 
-/** Shallow copy of a compiled graph with another checkpointer, leaving the shared instance untouched. */
-function withCheckpointer(graph: AnyGraph, checkpointer: BaseCheckpointSaver | undefined): AnyGraph {
+/** Shallow copy of a compiled graph bound to a checkpointer and store, leaving the shared instance untouched. */
+function bind(
+  graph: AnyGraph,
+  checkpointer: BaseCheckpointSaver | undefined,
+  store: BaseStore | undefined,
+): AnyGraph {
   const copy = Object.assign(Object.create(Object.getPrototypeOf(graph)), graph) as AnyGraph;
   copy.checkpointer = checkpointer;
+  copy.store = store;
   return copy;
 }
 
 export class GraphRegistry {
   private graphs = new Map<string, LoadedGraph>();
 
-  constructor(private checkpointer: BaseCheckpointSaver) {}
+  constructor(
+    private checkpointer: BaseCheckpointSaver,
+    private store?: BaseStore,
+  ) {}
 
   /** Imports every graph; throws GraphLoadError naming the graph and its file on the first failure. */
   async loadAll(entries: GraphEntry[]): Promise<void> {
@@ -108,7 +116,7 @@ export class GraphRegistry {
 
   /** The graph bound to the durable checkpointer (threads). */
   async get(graphId: string, config: Record<string, unknown> = {}): Promise<AnyGraph> {
-    return withCheckpointer(await this.base(graphId, config), this.checkpointer);
+    return bind(await this.base(graphId, config), this.checkpointer, this.store);
   }
 
   /** The graph bound to a caller-provided checkpointer (stateless runs use an in-memory one). */
@@ -117,6 +125,6 @@ export class GraphRegistry {
     config: Record<string, unknown>,
     checkpointer: BaseCheckpointSaver | undefined,
   ): Promise<AnyGraph> {
-    return withCheckpointer(await this.base(graphId, config), checkpointer);
+    return bind(await this.base(graphId, config), checkpointer, this.store);
   }
 }

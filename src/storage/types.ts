@@ -1,5 +1,11 @@
 // The storage interface: records and the operations callers use. SQLite implements it now; PostgreSQL follows.
-import type { BaseCheckpointSaver } from "@langchain/langgraph-checkpoint";
+import type {
+  BaseCheckpointSaver,
+  BaseStore,
+  Item,
+  SearchItem,
+  SearchOperation,
+} from "@langchain/langgraph-checkpoint";
 
 export type Json = Record<string, unknown>;
 export type ThreadStatus = "idle" | "busy" | "interrupted" | "error";
@@ -160,11 +166,45 @@ export interface RunStore {
   delete(runId: string): Promise<boolean>;
 }
 
+export interface PutOptions {
+  /** Minutes until the item expires; null/undefined for never. */
+  ttl?: number | null;
+}
+
+export interface ReadOptions {
+  /** Reading an item with a TTL restarts its TTL (default true). */
+  refreshTtl?: boolean;
+}
+
+export interface NamespaceQuery {
+  prefix?: string[];
+  suffix?: string[];
+  maxDepth?: number;
+  limit: number;
+  offset: number;
+}
+
+/** The long-term store: LangGraph's BaseStore (what graphs use) plus TTL and paging for the HTTP API. */
+export interface ItemStore extends BaseStore {
+  putItem(
+    namespace: string[],
+    key: string,
+    value: Record<string, unknown> | null,
+    opts: PutOptions,
+  ): Promise<void>;
+  getItem(namespace: string[], key: string, opts: ReadOptions): Promise<Item | null>;
+  searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]>;
+  listNamespacesPage(q: NamespaceQuery): Promise<string[][]>;
+  /** Deletes expired items; returns how many. */
+  sweep(): Promise<number>;
+}
+
 export interface Storage {
   assistants: AssistantStore;
   threads: ThreadStore;
   runs: RunStore;
   checkpointer: BaseCheckpointSaver;
+  store: ItemStore;
   /**
    * Resolves once every write made so far is durable. Writes may be batched (group commit), so a change
    * is acknowledged to a client only after this resolves.

@@ -43,9 +43,10 @@ export async function postJson(
   baseUrl: string,
   path: string,
   body: unknown,
+  method = "POST",
 ): Promise<{ status: number; headers: Headers; body: any }> {
   const res = await fetch(new URL(path, baseUrl), {
-    method: "POST",
+    method,
     headers: { "content-type": "application/json" },
     body: JSON.stringify(body),
   });

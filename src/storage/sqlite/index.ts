@@ -6,6 +6,7 @@ import { openDatabase, type Synchronous } from "./db.js";
 import { GroupCommit } from "./group-commit.js";
 import { registerJsonFunctions } from "./json-filter.js";
 import { SqliteRuns } from "./runs.js";
+import { SqliteStore } from "./store.js";
 import { SqliteThreads } from "./threads.js";
 import { WriteTracker } from "./write-tracker.js";
 
@@ -23,6 +24,7 @@ export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchro
   const begin = () => gc.begin();
   const tracker = new WriteTracker();
   const checkpointer = new HangarSqliteSaver(db, begin, tracker);
+  const store = new SqliteStore(db, begin);
   // Create the checkpointer's tables now, so thread copy/delete can rely on them.
   (checkpointer as unknown as { setup(): void }).setup();
   return {
@@ -30,9 +32,11 @@ export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchro
     threads: new SqliteThreads(db, begin, tracker),
     runs: new SqliteRuns(db, begin),
     checkpointer,
+    store,
     sync: () => gc.sync(),
     checkpointToken: (threadId) => tracker.token(threadId),
     close: async () => {
+      store.stop();
       gc.close();
       db.close();
     },
