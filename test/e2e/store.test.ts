@@ -15,11 +15,11 @@ describe("store items", () => {
     expect(got?.value).toEqual({ name: "Ada", langs: ["ts"] });
     expect(got?.namespace).toEqual(ns);
     expect(got?.key).toBe("profile");
-    expect(typeof got?.created_at).toBe("string");
+    expect(typeof got?.createdAt).toBe("string");
     await client.store.putItem(ns, "profile", { name: "Ada L." });
     const again = await client.store.getItem(ns, "profile");
     expect(again?.value).toEqual({ name: "Ada L." });
-    expect(again?.created_at).toBe(got?.created_at);
+    expect(again?.createdAt).toBe(got?.createdAt);
     await client.store.deleteItem(ns, "profile");
     expect(await client.store.getItem(ns, "profile")).toBeNull();
   });
