@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
+import { Metrics } from "./api/metrics.js";
 import { applyEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
@@ -78,8 +79,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
     });
+    const metrics = new Metrics(() => runs.stats());
+    runs.onFinished = (status) => metrics.runsFinished.labels(status).inc();
     const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
-    app = await buildApp({ storage, graphs, runs, threadState, broker, version: VERSION }, log);
+    app = await buildApp({ storage, graphs, runs, threadState, broker, metrics, version: VERSION }, log);
     try {
       await app.listen({ host: opts.host, port: opts.port });
     } catch (e) {

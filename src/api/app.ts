@@ -15,6 +15,7 @@ import type { ApiContext } from "./context.js";
 import { installErrorHandler } from "./errors.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
+import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
 import { threadRoutes } from "./threads.js";
 
@@ -26,6 +27,7 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   installErrorHandler(app, log);
+  ctx.metrics.instrument(app);
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.
   app.setReplySerializer((payload) => (payload instanceof RawJson ? payload.json : toJson(payload)));
 
@@ -69,5 +71,6 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   await app.register(threadRoutes(ctx));
   await app.register(runRoutes(ctx));
   await app.register(storeRoutes(ctx));
+  await app.register(metricsRoutes(ctx));
   return app;
 }

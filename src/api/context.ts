@@ -4,6 +4,7 @@ import type { RunManager } from "../runs/manager.js";
 import type { ThreadStateService } from "../runs/thread-state.js";
 import type { Storage } from "../storage/types.js";
 import type { StreamBroker } from "../streams/channel.js";
+import type { Metrics } from "./metrics.js";
 
 export interface ApiContext {
   storage: Storage;
@@ -11,6 +12,7 @@ export interface ApiContext {
   runs: RunManager;
   threadState: ThreadStateService;
   broker: StreamBroker;
+  metrics: Metrics;
   version: string;
 }
 

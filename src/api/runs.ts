@@ -34,11 +34,14 @@ export async function streamLog(
     keep?: (ev: StreamEvent) => boolean;
     onGone?: () => void;
     beforeEnd?: () => Promise<void>;
+    clients?: { inc(): void; dec(): void };
   } = {},
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
   const sse = new SseWriter(res, opts.headers);
+  opts.clients?.inc();
+  res.once("close", () => opts.clients?.dec());
   const gone = new AbortController();
   res.on("close", () => {
     if (res.writableFinished) return;
@@ -58,6 +61,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       onGone: () => onDisconnect === "cancel" && started.cancel(),
       // The stream ends only once the run's results are durable.
       beforeEnd: () => storage.sync(),
+      clients: ctx.metrics.streamClients,
     });
 
   return async (app) => {
@@ -197,6 +201,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         }
         await streamLog(reply, log, from, {
           keep,
+          clients: ctx.metrics.streamClients,
           onGone: () =>
             req.query.cancel_on_disconnect &&
             void runs.cancel(thread_id, run_id, { wait: false, action: "interrupt" }).catch(() => {}),

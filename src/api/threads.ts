@@ -144,7 +144,10 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const log = ctx.broker.thread(id);
         const last = lastEventId(req);
         // Open until the client leaves (or the thread is deleted); Last-Event-ID resumes after that event.
-        await streamLog(reply, log, last === undefined ? log.nextId : last + 1, { keep });
+        await streamLog(reply, log, last === undefined ? log.nextId : last + 1, {
+          keep,
+          clients: ctx.metrics.streamClients,
+        });
       },
     );
   };

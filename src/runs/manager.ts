@@ -272,6 +272,7 @@ export class RunManager {
     }
     this.broker.finish(run.run_id, job.resumable);
     this.jobs.delete(run.run_id);
+    this.onFinished(job.cancelAction ? "interrupted" : result.status);
     if (threadId) {
       // Thread streams: the run's `metadata` event marked its start; this marks its end.
       this.broker
@@ -473,6 +474,16 @@ export class RunManager {
     const job = this.jobs.get(runId);
     return job ? { channel: job.channel, resumable: job.resumable } : undefined;
   }
+
+  /** Queue depth and runs executing, for metrics. */
+  stats(): { pending: number; running: number } {
+    let pending = 0;
+    for (const job of this.jobs.values()) if (!job.started) pending++;
+    return { pending, running: this.executing };
+  }
+
+  /** Called with each run's final status (metrics). */
+  onFinished: (status: string) => void = () => {};
 
   /** True while a run of this thread is executing. */
   isBusy(threadId: string): boolean {
