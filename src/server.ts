@@ -8,6 +8,7 @@ import { Metrics } from "./api/metrics.js";
 import { applyEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
+import { CronScheduler } from "./runs/crons.js";
 import { RunManager } from "./runs/manager.js";
 import { ThreadStateService } from "./runs/thread-state.js";
 import type { Synchronous } from "./storage/sqlite/db.js";
@@ -97,6 +98,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       throw e;
     }
     const recovered = await runs.recover();
+    const crons = new CronScheduler(storage, runs, log);
+    crons.start();
     const addr = app.server.address();
     const port = typeof addr === "object" && addr ? addr.port : opts.port;
     const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
@@ -107,6 +110,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       dataDir,
       recovered,
       close: async () => {
+        crons.stop();
         await running.app.close();
         await runs.shutdown();
         await running.storage.close();

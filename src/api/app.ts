@@ -15,6 +15,7 @@ import type { ApiContext } from "./context.js";
 import { installErrorHandler } from "./errors.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
+import { cronRoutes } from "./crons.js";
 import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
 import { threadRoutes } from "./threads.js";
@@ -71,6 +72,7 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   await app.register(threadRoutes(ctx));
   await app.register(runRoutes(ctx));
   await app.register(storeRoutes(ctx));
+  await app.register(cronRoutes(ctx));
   await app.register(metricsRoutes(ctx));
   return app;
 }

@@ -254,3 +254,68 @@ export const StoreNamespaces = z.object({
   limit: z.number().int().min(1).max(1000).default(100),
   offset: z.number().int().min(0).default(0),
 });
+
+// Crons
+const CronRun = {
+  schedule: z.string().min(1),
+  timezone: z.string().optional(),
+  end_time: z.iso.datetime({ offset: true }).nullable().optional(),
+  assistant_id: z.string().min(1),
+  input: z.unknown().optional(),
+  metadata: Obj.optional(),
+  config: Obj.optional(),
+  context: Obj.optional(),
+  webhook: z.string().nullable().optional(),
+  interrupt_before: Interrupts.nullable().optional(),
+  interrupt_after: Interrupts.nullable().optional(),
+  enabled: z.boolean().default(true),
+  stream_mode: z.union([StreamMode, z.array(StreamMode)]).optional(),
+  stream_subgraphs: z.boolean().optional(),
+  stream_resumable: z.boolean().optional(),
+  durability: z.enum(["sync", "async", "exit"]).optional(),
+};
+export const CronCreate = z.object({
+  ...CronRun,
+  on_run_completed: z.enum(["delete", "keep"]).default("delete"),
+});
+export const ThreadCronCreate = z.object({
+  ...CronRun,
+  multitask_strategy: z.enum(["reject", "rollback", "interrupt", "enqueue"]).default("enqueue"),
+});
+export const CronPatch = z.object({
+  schedule: z.string().min(1).optional(),
+  timezone: z.string().optional(),
+  end_time: z.iso.datetime({ offset: true }).nullable().optional(),
+  input: z.unknown().optional(),
+  metadata: Obj.optional(),
+  config: Obj.optional(),
+  context: Obj.optional(),
+  webhook: z.string().nullable().optional(),
+  interrupt_before: Interrupts.nullable().optional(),
+  interrupt_after: Interrupts.nullable().optional(),
+  on_run_completed: z.enum(["delete", "keep"]).optional(),
+  enabled: z.boolean().optional(),
+  stream_mode: z.union([StreamMode, z.array(StreamMode)]).optional(),
+  stream_subgraphs: z.boolean().optional(),
+  stream_resumable: z.boolean().optional(),
+  durability: z.enum(["sync", "async", "exit"]).optional(),
+});
+export const CronSearch = z.object({
+  assistant_id: z.string().optional(),
+  thread_id: Uuid.optional(),
+  enabled: z.boolean().optional(),
+  metadata: Obj.optional(),
+  limit: z.number().int().min(1).max(1000).default(10),
+  offset: z.number().int().min(0).default(0),
+  sort_by: z
+    .enum(["cron_id", "assistant_id", "thread_id", "next_run_date", "end_time", "created_at", "updated_at"])
+    .default("created_at"),
+  sort_order: z.enum(["asc", "desc"]).default("desc"),
+  select: z.array(z.string()).optional(),
+});
+export const CronCount = z.object({
+  assistant_id: z.string().optional(),
+  thread_id: Uuid.optional(),
+  metadata: Obj.optional(),
+});
+export const CronIdParams = z.object({ cron_id: Uuid });

@@ -10,7 +10,7 @@ export function systemRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       version: ctx.version,
       server: "hangar",
       langgraph_js_version: ctx.version,
-      flags: { assistants: true, crons: false, langsmith: false, langsmith_tracing_replicas: false },
+      flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       graphs: ctx.graphs.ids(),
     }));
   };

@@ -199,10 +199,58 @@ export interface ItemStore extends BaseStore {
   sweep(): Promise<number>;
 }
 
+export interface Cron {
+  cron_id: string;
+  assistant_id: string;
+  thread_id: string | null;
+  user_id: string | null;
+  schedule: string;
+  timezone: string | null;
+  end_time: string | null;
+  enabled: boolean;
+  on_run_completed: "delete" | "keep";
+  /** The run to create: input, config, context, stream options, multitask_strategy, webhook, ... */
+  payload: Json;
+  metadata: Json;
+  next_run_date: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface CronSearch extends SortSpec {
+  assistant_id?: string;
+  thread_id?: string;
+  enabled?: boolean;
+  metadata?: Json;
+  limit: number;
+  offset: number;
+}
+
+export interface CronStore {
+  create(cron: Omit<Cron, "created_at" | "updated_at">): Promise<Cron>;
+  get(id: string): Promise<Cron | null>;
+  /** Replaces the given fields; returns null when missing. */
+  update(
+    id: string,
+    patch: Partial<Omit<Cron, "cron_id" | "created_at" | "updated_at">>,
+  ): Promise<Cron | null>;
+  delete(id: string): Promise<boolean>;
+  search(q: CronSearch): Promise<Cron[]>;
+  count(q: Omit<CronSearch, "limit" | "offset" | "sort_by" | "sort_order" | "enabled">): Promise<number>;
+  /** Enabled crons whose next run is due at `now`. */
+  due(now: string): Promise<Cron[]>;
+  /**
+   * Moves a cron from the run date it was due at to the next one, only if nobody did meanwhile: true means
+   * this caller fires that date (exactly once, also with several processes).
+   */
+  claim(id: string, dueAt: string, next: string | null): Promise<boolean>;
+}
+
 export interface Storage {
   assistants: AssistantStore;
   threads: ThreadStore;
   runs: RunStore;
+  crons: CronStore;
   checkpointer: BaseCheckpointSaver;
   store: ItemStore;
   /**

@@ -5,6 +5,7 @@ import { SqliteAssistants } from "./assistants.js";
 import { openDatabase, type Synchronous } from "./db.js";
 import { GroupCommit } from "./group-commit.js";
 import { registerJsonFunctions } from "./json-filter.js";
+import { SqliteCrons } from "./crons.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteStore } from "./store.js";
 import { SqliteThreads } from "./threads.js";
@@ -31,6 +32,7 @@ export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchro
     assistants: new SqliteAssistants(db, begin),
     threads: new SqliteThreads(db, begin, tracker),
     runs: new SqliteRuns(db, begin),
+    crons: new SqliteCrons(db, begin),
     checkpointer,
     store,
     sync: () => gc.sync(),

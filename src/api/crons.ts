@@ -1,0 +1,115 @@
+// Cron routes: create (stateless or on a thread), search, count, get, patch, delete.
+import { randomUUID } from "node:crypto";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import type { z } from "zod";
+import { findAssistant } from "../graphs/assistants.js";
+import { nextRunDate } from "../runs/crons.js";
+import type { Cron, Json } from "../storage/types.js";
+import type { ApiContext } from "./context.js";
+import { pick } from "./context.js";
+import { notFound } from "./errors.js";
+import * as S from "./schemas.js";
+
+const SCHEDULE_FIELDS = ["schedule", "timezone", "end_time", "enabled", "on_run_completed", "assistant_id"];
+
+/** The run a cron creates: every field of the request except the schedule's own. */
+function payloadOf(body: Record<string, unknown>): Json {
+  return Object.fromEntries(
+    Object.entries(body).filter(([k, v]) => !SCHEDULE_FIELDS.includes(k) && v !== undefined),
+  );
+}
+
+const cronOut = (c: Cron) => ({ ...c });
+
+export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
+  const { storage } = ctx;
+  const load = async (id: string) => {
+    const c = await storage.crons.get(id);
+    if (!c) throw notFound(`Cron "${id}" not found`);
+    return c;
+  };
+
+  const create = async (
+    body: z.infer<typeof S.CronCreate> | z.infer<typeof S.ThreadCronCreate>,
+    threadId: string | null,
+  ) => {
+    const assistant = await findAssistant(storage, body.assistant_id);
+    if (!assistant) throw notFound(`Assistant "${body.assistant_id}" not found`);
+    if (threadId && !(await storage.threads.get(threadId))) throw notFound(`Thread "${threadId}" not found`);
+    const next = nextRunDate(body.schedule, body.timezone, new Date(), body.end_time);
+    return cronOut(
+      await storage.crons.create({
+        cron_id: randomUUID(),
+        assistant_id: assistant.assistant_id,
+        thread_id: threadId,
+        user_id: null,
+        schedule: body.schedule,
+        timezone: body.timezone ?? null,
+        end_time: body.end_time ?? null,
+        enabled: body.enabled,
+        on_run_completed: "on_run_completed" in body ? body.on_run_completed : "keep",
+        payload: payloadOf(body),
+        metadata: body.metadata ?? {},
+        next_run_date: next,
+      }),
+    );
+  };
+
+  return async (app) => {
+    const tags = ["Crons"];
+    app.post("/runs/crons", { schema: { tags, body: S.CronCreate } }, async (req) => create(req.body, null));
+
+    app.post(
+      "/threads/:thread_id/runs/crons",
+      { schema: { tags, params: S.ThreadIdParams, body: S.ThreadCronCreate } },
+      async (req) => create(req.body, req.params.thread_id),
+    );
+
+    app.post("/runs/crons/search", { schema: { tags, body: S.CronSearch } }, async (req) =>
+      (await storage.crons.search(req.body)).map((c) => pick(cronOut(c), req.body.select)),
+    );
+
+    app.post("/runs/crons/count", { schema: { tags, body: S.CronCount } }, async (req) =>
+      storage.crons.count(req.body),
+    );
+
+    app.get("/runs/crons/:cron_id", { schema: { tags, params: S.CronIdParams } }, async (req) =>
+      cronOut(await load(req.params.cron_id)),
+    );
+
+    app.patch(
+      "/runs/crons/:cron_id",
+      { schema: { tags, params: S.CronIdParams, body: S.CronPatch } },
+      async (req) => {
+        const cur = await load(req.params.cron_id);
+        const b = req.body;
+        const schedule = b.schedule ?? cur.schedule;
+        const timezone = b.timezone ?? cur.timezone;
+        const endTime = b.end_time !== undefined ? b.end_time : cur.end_time;
+        const enabled = b.enabled ?? cur.enabled;
+        const reschedule =
+          b.schedule !== undefined ||
+          b.timezone !== undefined ||
+          b.end_time !== undefined ||
+          (b.enabled && !cur.enabled);
+        const updated = await storage.crons.update(cur.cron_id, {
+          schedule,
+          timezone,
+          end_time: endTime,
+          enabled,
+          ...(b.on_run_completed ? { on_run_completed: b.on_run_completed } : {}),
+          payload: { ...cur.payload, ...payloadOf(b) },
+          ...(b.metadata ? { metadata: { ...cur.metadata, ...b.metadata } } : {}),
+          ...(reschedule ? { next_run_date: nextRunDate(schedule, timezone, new Date(), endTime) } : {}),
+        });
+        return cronOut(updated!);
+      },
+    );
+
+    app.delete("/runs/crons/:cron_id", { schema: { tags, params: S.CronIdParams } }, async (req, reply) => {
+      if (!(await storage.crons.delete(req.params.cron_id)))
+        throw notFound(`Cron "${req.params.cron_id}" not found`);
+      return reply.status(204).send();
+    });
+  };
+}

@@ -1,0 +1,94 @@
+// The cron scheduler: finds due crons, claims each due date once (compare-and-set in storage), and creates
+// the run: on the cron's thread, or on a new thread per execution (deleted after the run unless "keep").
+import { CronExpressionParser } from "cron-parser";
+import { unprocessable } from "../api/errors.js";
+import { RunCreateStateful } from "../api/schemas.js";
+import type { Cron, Storage } from "../storage/types.js";
+import type { RunManager } from "./manager.js";
+import { randomUUID } from "node:crypto";
+
+/** The first run date of `schedule` after `after` (ISO), or null if it falls after `endTime`. */
+export function nextRunDate(
+  schedule: string,
+  timezone: string | null | undefined,
+  after: Date,
+  endTime?: string | null,
+): string | null {
+  let next: Date;
+  try {
+    next = CronExpressionParser.parse(schedule, { currentDate: after, tz: timezone ?? "UTC" })
+      .next()
+      .toDate();
+  } catch (e) {
+    throw unprocessable(`schedule: "${schedule}" is not a valid cron expression (${(e as Error).message})`);
+  }
+  if (endTime && next.getTime() > new Date(endTime).getTime()) return null;
+  return next.toISOString();
+}
+
+export class CronScheduler {
+  private timer: NodeJS.Timeout | undefined;
+  private ticking = false;
+
+  constructor(
+    private storage: Storage,
+    private runs: RunManager,
+    private log: (msg: string) => void,
+    private tickMs = 250,
+  ) {}
+
+  start(): void {
+    this.timer = setInterval(() => void this.tick(), this.tickMs);
+    this.timer.unref();
+  }
+
+  stop(): void {
+    clearInterval(this.timer);
+  }
+
+  async tick(): Promise<void> {
+    if (this.ticking) return;
+    this.ticking = true;
+    try {
+      const now = new Date();
+      for (const cron of await this.storage.crons.due(now.toISOString())) {
+        // Missed dates (the server was down) fire once, and the schedule moves on from now.
+        const next = nextRunDate(cron.schedule, cron.timezone, now, cron.end_time);
+        if (await this.storage.crons.claim(cron.cron_id, cron.next_run_date!, next)) await this.fire(cron);
+      }
+    } catch (e) {
+      this.log(`cron scheduler: ${(e as Error).stack ?? e}`);
+    } finally {
+      this.ticking = false;
+    }
+  }
+
+  private async fire(cron: Cron): Promise<void> {
+    try {
+      const body = RunCreateStateful.parse({
+        ...cron.payload,
+        assistant_id: cron.assistant_id,
+        metadata: { ...((cron.payload.metadata as object) ?? {}), cron_id: cron.cron_id },
+      });
+      if (cron.thread_id) {
+        const thread = await this.storage.threads.get(cron.thread_id);
+        if (!thread) {
+          this.log(`cron ${cron.cron_id}: thread ${cron.thread_id} is gone; disabling the cron`);
+          await this.storage.crons.update(cron.cron_id, { enabled: false });
+          return;
+        }
+        await this.storage.threads.setState(cron.thread_id, { metadata: { cron_id: cron.cron_id } });
+        await this.runs.createStateful(cron.thread_id, body);
+        return;
+      }
+      const threadId = randomUUID();
+      await this.storage.threads.create({ thread_id: threadId, metadata: { cron_id: cron.cron_id } });
+      const started = await this.runs.createStateful(threadId, body);
+      if (cron.on_run_completed === "delete") {
+        void started.done.then(() => this.storage.threads.delete(threadId)).catch(() => {});
+      }
+    } catch (e) {
+      this.log(`cron ${cron.cron_id}: could not start its run: ${(e as Error).message}`);
+    }
+  }
+}
