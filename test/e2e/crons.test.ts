@@ -45,7 +45,7 @@ describe("crons", () => {
         return r.length && r.every((x) => x.status === "success") ? r : undefined;
       });
       expect(runs).toHaveLength(1);
-      expect(runs[0].metadata.cron_id).toBe(cron.cron_id);
+      expect(runs[0].metadata?.cron_id).toBe(cron.cron_id);
       expect((t.metadata as Record<string, unknown>).cron_id).toBe(cron.cron_id);
     }
     // Disabled, it stops firing: after the next scheduled second has passed, no new thread appears.
@@ -76,8 +76,8 @@ describe("crons", () => {
       return r.length && r.every((x) => x.status === "success") ? r : undefined;
     });
     expect(runs.length).toBeGreaterThanOrEqual(1);
-    for (const r of runs) expect(r.metadata.cron_id).toBe(cron.cron_id);
-    expect((await client.threads.get(thread.thread_id)).metadata.cron_id).toBe(cron.cron_id);
+    for (const r of runs) expect(r.metadata?.cron_id).toBe(cron.cron_id);
+    expect((await client.threads.get(thread.thread_id)).metadata?.cron_id).toBe(cron.cron_id);
     const count = runs.length;
     await new Promise((r) => setTimeout(r, 1_500));
     expect(await client.runs.list(thread.thread_id, { limit: 100 })).toHaveLength(count);
