@@ -6,7 +6,10 @@
  *
  *   npm run bench -- [--only create-thread,run-wait,...] [--quick] [--target hangar|peer|both]
  *
- * Scenarios: create-thread, run-wait, stream-thread, stream-stateless, history, search, baseline.
+ * Scenarios: ok, create-thread, run-wait, stream-thread, stream-stateless, history, search, baseline, then
+ * the one-shot run-queue scenarios of bench/batch.ts: bg-throughput, pickup, stream-fanout (printed in a
+ * second table; sizes are per target, so that the peer could get smaller counts where its queue would not
+ * finish in the time budget; at the sizes below it does finish, so both get the same).
  * Every scenario gets a fresh server per target (clean state), targets interleaved scenario by scenario.
  * Each level: warmup (not recorded), then up to N operations or a time budget, whichever comes first
  * (but at least a minimum sample count, within a hard cap). Exit code 1 if anything failed or erred.
@@ -21,6 +24,7 @@ import { getJson } from "./client.ts";
 import { runLevel, type LevelResult } from "./measure.ts";
 import { baselineOp, loadBaseline } from "./baseline.ts";
 import { SERVER_SCENARIOS, type Scenario, type ScenarioContext } from "./scenarios.ts";
+import { BATCH_SCENARIOS, fmtS, type BatchRow, type BatchScenario, type BatchSizes } from "./batch.ts";
 import {
   installCleanupHandlers,
   RESULTS_DIR,
@@ -41,6 +45,8 @@ interface Profile {
   hardMaxMs: number;
   warmupMaxMs: number;
   searchThreads: number;
+  /** Batch scenarios (bench/batch.ts), per target (a slower server can get less: reported as scaled). */
+  batch: Record<TargetName, BatchSizes>;
 }
 
 const PROFILES: Record<"full" | "quick", Profile> = {
@@ -52,6 +58,26 @@ const PROFILES: Record<"full" | "quick", Profile> = {
     hardMaxMs: 15_000,
     warmupMaxMs: 2_000,
     searchThreads: 10_000,
+    batch: {
+      hangar: {
+        bgRuns: 1000,
+        bgOneThread: 200,
+        bgBudgetMs: 60_000,
+        pickup: 200,
+        pickupBudgetMs: 20_000,
+        fanout: 500,
+        fanoutTimeoutMs: 120_000,
+      },
+      peer: {
+        bgRuns: 1000,
+        bgOneThread: 200,
+        bgBudgetMs: 60_000,
+        pickup: 200,
+        pickupBudgetMs: 20_000,
+        fanout: 500,
+        fanoutTimeoutMs: 120_000,
+      },
+    },
   },
   quick: {
     warmup: 5,
@@ -61,14 +87,40 @@ const PROFILES: Record<"full" | "quick", Profile> = {
     hardMaxMs: 5_000,
     warmupMaxMs: 1_000,
     searchThreads: 1_000,
+    batch: {
+      hangar: {
+        bgRuns: 200,
+        bgOneThread: 50,
+        bgBudgetMs: 30_000,
+        pickup: 50,
+        pickupBudgetMs: 10_000,
+        fanout: 100,
+        fanoutTimeoutMs: 60_000,
+      },
+      peer: {
+        bgRuns: 200,
+        bgOneThread: 50,
+        bgBudgetMs: 30_000,
+        pickup: 50,
+        pickupBudgetMs: 10_000,
+        fanout: 100,
+        fanoutTimeoutMs: 60_000,
+      },
+    },
   },
 };
+
+const ALL_IDS = [...SERVER_SCENARIOS.map((s) => s.id), "baseline", ...BATCH_SCENARIOS.map((s) => s.id)];
+
+const sizesText = (b: BatchSizes) => `${b.bgRuns}+${b.bgOneThread} / ${b.pickup} / ${b.fanout}`;
 
 const USAGE = `Usage: npm run bench -- [options]
 
   --only <ids>      comma-separated scenarios (default: all):
-                    ${[...SERVER_SCENARIOS.map((s) => s.id), "baseline"].join(", ")}
-  --quick           smaller runs (N=${PROFILES.quick.n}, ${PROFILES.quick.searchThreads} search threads)
+                    ${ALL_IDS.join(", ")}
+  --quick           smaller runs (N=${PROFILES.quick.n}, ${PROFILES.quick.searchThreads} search threads;
+                    bg-throughput / pickup / stream-fanout: ${sizesText(PROFILES.quick.batch.hangar)},
+                    full: ${sizesText(PROFILES.full.batch.hangar)}, peer ${sizesText(PROFILES.full.batch.peer)})
   --target <t>      hangar | peer | both (default: both)
   -h, --help        this help
 `;
@@ -100,6 +152,8 @@ interface TargetInfo {
   error?: string;
   setupMs: Record<string, number>;
   setupErrors: Record<string, string>;
+  /** Batch scenarios that threw (as opposed to counting failures). */
+  batchErrors: Record<string, string>;
 }
 
 class UsageError extends Error {}
@@ -118,7 +172,7 @@ function parseCli() {
     process.stdout.write(USAGE);
     process.exit(0);
   }
-  const known = [...SERVER_SCENARIOS.map((s) => s.id), "baseline"];
+  const known = ALL_IDS;
   const only = values.only
     ? values.only
         .split(",")
@@ -231,6 +285,55 @@ async function benchScenario(
       rows.push(...toRows(name, scenario.id, level, scenario.metrics));
       log(`  ${name} ${scenario.id} c=${concurrency}: ${describe(level, scenario.metrics)}`);
     }
+  } finally {
+    await server.stop();
+  }
+  return true;
+}
+
+/** One batch scenario on one target, on a fresh server. Returns false when the server did not start. */
+async function benchBatch(
+  name: TargetName,
+  scenario: BatchScenario,
+  profile: Profile,
+  stamp: string,
+  info: TargetInfo,
+  rows: BatchRow[],
+): Promise<boolean> {
+  let server: BenchServer;
+  try {
+    server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
+  } catch (err) {
+    info.error = (err as Error).message;
+    log(`  ${name}: FAILED TO START\n${info.error}`);
+    return false;
+  }
+  info.startupMs.push(Math.round(server.startupMs));
+  info.log = relative(ROOT, server.logFile);
+  log(`  ${name}: ${server.url} (pid ${server.pid}, ready in ${Math.round(server.startupMs)} ms)`);
+  const sizes = profile.batch[name];
+  const ref = profile.batch.hangar;
+  const scaled =
+    name !== "hangar" &&
+    ((scenario.id === "bg-throughput" &&
+      (sizes.bgRuns < ref.bgRuns || sizes.bgOneThread < ref.bgOneThread)) ||
+      (scenario.id === "pickup" && sizes.pickup < ref.pickup) ||
+      (scenario.id === "stream-fanout" && sizes.fanout < ref.fanout));
+  try {
+    info.info ??= await getJson(`${server.url}/info`).catch((err) => ({ error: (err as Error).message }));
+    rows.push(
+      ...(await scenario.run({
+        target: name,
+        url: server.url,
+        pid: server.pid,
+        sizes,
+        scaledNote: scaled ? "N scaled down for the peer (time budget)" : undefined,
+        log,
+      })),
+    );
+  } catch (err) {
+    info.batchErrors[scenario.id] = (err as Error).message;
+    log(`  ${name} ${scenario.id}: FAILED: ${(err as Error).message}`);
   } finally {
     await server.stop();
   }
@@ -365,6 +468,72 @@ function renderReport(rows: Row[], scenarios: Scenario[], targets: TargetName[])
   return out.join("\n");
 }
 
+function renderBatchReport(rows: BatchRow[], scenarios: BatchScenario[], targets: TargetName[]): string {
+  if (!rows.length) return "";
+  const both = targets.length === 2;
+  const header = ["scenario", "variant", "target", "N", "ok", "fail", "total", "rate", "p50 ms", "p95 ms"];
+  if (both) header.push("rate h/p", "p50 h/p");
+  header.push("notes");
+  const body: string[][] = [];
+  for (const s of scenarios) {
+    // Variants can be named after N (stream-fanout): pair the targets by position, not by name.
+    const byTarget = targets.map((t) => rows.filter((r) => r.scenario === s.id && r.target === t));
+    const count = Math.max(...byTarget.map((rs) => rs.length));
+    for (let v = 0; v < count; v++) {
+      const found = byTarget.map((rs) => rs[v]);
+      found.forEach((r, ti) => {
+        if (!r) return;
+        const cells = [
+          v === 0 && body.every((b) => b[0] !== s.id) ? s.id : "",
+          r.variant,
+          r.target,
+          String(r.n),
+          String(r.ok),
+          r.failures ? `!${r.failures}` : "0",
+          fmtS(r.wallMs),
+          `${fmtRate(r.rate)} ${r.rateUnit}`,
+          fmtMs(r.p50 ?? NaN),
+          fmtMs(r.p95 ?? NaN),
+        ];
+        if (both) {
+          const [h, p] = found;
+          const first = ti === 0;
+          cells.push(
+            first ? fmtRatio(h?.rate ?? NaN, p?.rate ?? NaN) : "",
+            first ? fmtRatio(h?.p50 ?? NaN, p?.p50 ?? NaN) : "",
+          );
+        }
+        cells.push(r.notes.join("; "));
+        body.push(cells);
+      });
+    }
+  }
+  const out = [
+    "Run queue (one shot per target, fresh server each; see bench/batch.ts):",
+    "  bg-throughput: total = first POST to last join (creation included), rate = runs done/s;",
+    "  pickup: p50/p95 = POST /threads/{id}/runs returned (or sent) -> first values event (= first step) of",
+    "    the resumable join stream opened at once (Last-Event-ID -1: replayed if already past; includes the",
+    "    round trip that opens it), one sample at a time, each on a new thread;",
+    "  stream-fanout: all streams at once, rate = SSE events/s over all clients, p50/p95 = per-stream total,",
+    "    memory = (peak - before) server RSS / N.",
+  ];
+  if (both)
+    out.push("  rate h/p > 1 and p50 h/p < 1 mean Hangar is faster (at each target's N, see the N column).");
+  out.push(
+    "",
+    table(header, body, (i) => i >= 3 && i < header.length - 1),
+  );
+  const seen = new Set<string>();
+  for (const r of rows) {
+    if (!r.failures || !r.firstError) continue;
+    const key = `${r.target}/${r.scenario}/${r.variant}`;
+    if (seen.has(key)) continue;
+    seen.add(key);
+    out.push(`! ${key}: ${r.failures} failure(s), first: ${r.firstError}`);
+  }
+  return out.join("\n");
+}
+
 function renderServerNotes(info: Partial<Record<TargetName, TargetInfo>>, targets: TargetName[]): string {
   const lines: string[] = [];
   for (const t of targets) {
@@ -403,7 +572,7 @@ async function main(): Promise<number> {
   let baselineError: string | undefined;
   if (only.includes("baseline")) baselineError = await benchBaseline(profile, rows);
   const targetInfo: Partial<Record<TargetName, TargetInfo>> = {};
-  for (const t of targets) targetInfo[t] = { startupMs: [], setupMs: {}, setupErrors: {} };
+  for (const t of targets) targetInfo[t] = { startupMs: [], setupMs: {}, setupErrors: {}, batchErrors: {} };
   // Fresh servers per scenario (clean state, no background work of one server during the other's
   // measurement); targets interleaved per scenario, alternating who goes first, to spread load drift.
   for (const [i, scenario] of scenarios.entries()) {
@@ -416,22 +585,40 @@ async function main(): Promise<number> {
     }
   }
 
+  const batchRows: BatchRow[] = [];
+  const batchScenarios = BATCH_SCENARIOS.filter((s) => only.includes(s.id));
+  for (const [i, scenario] of batchScenarios.entries()) {
+    log(`\n== ${scenario.id}: ${scenario.title}`);
+    const order = (scenarios.length + i) % 2 === 0 ? targets : [...targets].reverse();
+    for (const t of order) {
+      const info = targetInfo[t]!;
+      if (info.error) continue;
+      await benchBatch(t, scenario, profile, stamp, info, batchRows);
+    }
+  }
+
   const loadEnd = loadavg();
   const report = renderReport(rows, scenarios, targets);
-  process.stdout.write(`\n${report}\n`);
-  if (scenarios.length) process.stdout.write(`\n${renderServerNotes(targetInfo, targets)}\n`);
+  if (report) process.stdout.write(`\n${report}\n`);
+  const batchReport = renderBatchReport(batchRows, batchScenarios, targets);
+  if (batchReport) process.stdout.write(`\n${batchReport}\n`);
+  if (scenarios.length || batchScenarios.length) {
+    process.stdout.write(`\n${renderServerNotes(targetInfo, targets)}\n`);
+  }
   process.stdout.write(
     `Host: ${availableParallelism()} CPUs, node ${process.version}, 1-min load average ` +
       `${loadStart[0].toFixed(1)} at start, ${loadEnd[0].toFixed(1)} at end ` +
       `(client and servers share the machine).\n`,
   );
   const failures = Object.entries(targetInfo).filter(
-    ([, i]) => i?.error || Object.keys(i?.setupErrors ?? {}).length,
+    ([, i]) =>
+      i?.error || Object.keys(i?.setupErrors ?? {}).length || Object.keys(i?.batchErrors ?? {}).length,
   );
   for (const [t, i] of failures) {
     if (i?.error) process.stdout.write(`! ${t}: failed to start: ${i.error.split("\n")[0]}\n`);
     for (const [s, e] of Object.entries(i?.setupErrors ?? {}))
       process.stdout.write(`! ${t}/${s} setup: ${e}\n`);
+    for (const [s, e] of Object.entries(i?.batchErrors ?? {})) process.stdout.write(`! ${t}/${s}: ${e}\n`);
   }
 
   const file = join(RESULTS_DIR, `${stamp}.json`);
@@ -456,13 +643,18 @@ async function main(): Promise<number> {
         targetInfo,
         baselineError,
         results: rows,
+        batchResults: batchRows,
       },
       null,
       2,
     ),
   );
   process.stdout.write(`\nJSON: ${relative(ROOT, file)}   (total ${(totalMs / 1000).toFixed(0)} s)\n`);
-  const bad = failures.length > 0 || rows.some((r) => r.errors > 0) || baselineError !== undefined;
+  const bad =
+    failures.length > 0 ||
+    rows.some((r) => r.errors > 0) ||
+    batchRows.some((r) => r.failures > 0) ||
+    baselineError !== undefined;
   return bad ? 1 : 0;
 }
 

@@ -14,7 +14,7 @@ export const INPUT = { messages: [{ role: "user", content: "hi" }] };
 export const STREAM_MODE = ["values", "messages-tuple"];
 
 /** Setup concurrency for untimed bulk work (thread pools, the 10,000 search threads). */
-const SETUP_CONCURRENCY = 32;
+export const SETUP_CONCURRENCY = 32;
 
 export interface ScenarioContext {
   url: string;
@@ -42,7 +42,7 @@ interface Thread {
   metadata?: Record<string, unknown>;
 }
 
-async function createThread(url: string, metadata?: Record<string, unknown>): Promise<Thread> {
+export async function createThread(url: string, metadata?: Record<string, unknown>): Promise<Thread> {
   const thread = await postJson<Thread>(`${url}/threads`, metadata ? { metadata } : {});
   if (!thread || typeof thread.thread_id !== "string") {
     throw new Error(`POST /threads: no thread_id in ${JSON.stringify(thread).slice(0, 200)}`);
@@ -50,7 +50,7 @@ async function createThread(url: string, metadata?: Record<string, unknown>): Pr
   return thread;
 }
 
-function freshThreads(ctx: ScenarioContext, count: number): Promise<string[]> {
+export function freshThreads(ctx: ScenarioContext, count: number): Promise<string[]> {
   return mapConcurrent(
     Array.from({ length: count }, (_, i) => i),
     SETUP_CONCURRENCY,
@@ -59,7 +59,7 @@ function freshThreads(ctx: ScenarioContext, count: number): Promise<string[]> {
 }
 
 /** Checks a run's final values: the message list must end with the AI answer. */
-function checkValues(values: any, what: string): void {
+export function checkValues(values: any, what: string): void {
   const msgs = values?.messages;
   const last = Array.isArray(msgs) ? msgs[msgs.length - 1] : undefined;
   if (!last || (last.type !== "ai" && last.type !== "AIMessage" && last.role !== "assistant")) {
@@ -70,7 +70,7 @@ function checkValues(values: any, what: string): void {
 }
 
 /** Checks a streamed run: values and messages events, no error event; returns the timings. */
-function checkStream(s: StreamTiming, what: string): Record<string, number> {
+export function checkStream(s: StreamTiming, what: string): Record<string, number> {
   const error = s.events.find((e) => e.event === "error");
   if (error) throw new Error(`${what}: error event ${error.data.slice(0, 300)}`);
   const names = new Set(s.events.map((e) => e.event.split("|")[0]));

@@ -5,6 +5,8 @@ import { fileURLToPath } from "node:url";
 import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
 import { Metrics } from "./api/metrics.js";
+import { Guard } from "./api/guard.js";
+import { Authorizer } from "./auth/auth.js";
 import { applyEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
@@ -80,10 +82,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
     });
+    const auth = await Authorizer.load(
+      project.projectDir,
+      project.raw.auth as Record<string, unknown> | undefined,
+    );
+    const guard = new Guard(auth, storage);
     const metrics = new Metrics(() => runs.stats());
     runs.onFinished = (status) => metrics.runsFinished.labels(status).inc();
     const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
-    app = await buildApp({ storage, graphs, runs, threadState, broker, metrics, version: VERSION }, log);
+    app = await buildApp(
+      { storage, graphs, runs, threadState, broker, metrics, guard, version: VERSION },
+      log,
+    );
     try {
       await app.listen({ host: opts.host, port: opts.port });
     } catch (e) {

@@ -47,6 +47,15 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     }
   });
 
+  // Authentication on every request but health, docs and the OpenAPI document.
+  const open = new Set(["/ok", "/openapi.json"]);
+  app.decorateRequest("user", null);
+  app.addHook("onRequest", async (req) => {
+    const path = req.url.split("?")[0];
+    if (open.has(path) || path === "/docs" || path.startsWith("/docs/")) return;
+    req.user = await ctx.guard.auth.authenticate(req);
+  });
+
   // Nothing is acknowledged or shown before it is durable: every response waits until what was written so
   // far is committed and fsynced (a read may otherwise show a running run's checkpoint that a crash in the
   // next few ms would lose). With nothing pending this costs nothing.

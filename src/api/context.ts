@@ -5,6 +5,7 @@ import type { ThreadStateService } from "../runs/thread-state.js";
 import type { Storage } from "../storage/types.js";
 import type { StreamBroker } from "../streams/channel.js";
 import type { Metrics } from "./metrics.js";
+import type { Guard } from "./guard.js";
 
 export interface ApiContext {
   storage: Storage;
@@ -13,6 +14,7 @@ export interface ApiContext {
   threadState: ThreadStateService;
   broker: StreamBroker;
   metrics: Metrics;
+  guard: Guard;
   version: string;
 }
 

@@ -54,7 +54,21 @@ export async function streamLog(
 }
 
 export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
-  const { runs, storage } = ctx;
+  const { runs, storage, guard } = ctx;
+  /** A run on a thread: the user must be allowed to create runs there (a missing thread may be created). */
+  const createOnThread = async (req: FastifyRequest, threadId: string, body: S.RunCreateStatefulT) => {
+    const value = { thread_id: threadId, assistant_id: body.assistant_id, metadata: body.metadata ?? {} };
+    await guard.maybeThread(req, threadId, "threads:create_run", value);
+    return runs.createStateful(threadId, body, guard.owner(req));
+  };
+  const createStateless = async (req: FastifyRequest, body: S.RunCreateStatelessT) => {
+    await guard.filter(req, "threads:create_run", { thread_id: null, assistant_id: body.assistant_id });
+    return runs.createStateless(body, guard.owner(req));
+  };
+  const guardAs = (event: string) => async (req: FastifyRequest) => {
+    await guard.thread(req, (req.params as { thread_id: string }).thread_id, event);
+  };
+  const read = guardAs("threads:read");
   const streamRun = (reply: FastifyReply, started: StartedRun, onDisconnect: "cancel" | "continue") =>
     streamLog(reply, started.channel, 0, {
       headers: { "Content-Location": runPath(started) },
@@ -69,59 +83,58 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     const stateful = { tags, params: S.ThreadIdParams, body: S.RunCreateStateful };
 
     app.post("/threads/:thread_id/runs/stream", { schema: stateful }, async (req, reply) => {
-      const started = await runs.createStateful(req.params.thread_id, req.body);
+      const started = await createOnThread(req, req.params.thread_id, req.body);
       await streamRun(reply, started, req.body.on_disconnect);
     });
 
     app.post("/threads/:thread_id/runs/wait", { schema: stateful }, async (req, reply) => {
-      const started = await runs.createStateful(req.params.thread_id, req.body);
+      const started = await createOnThread(req, req.params.thread_id, req.body);
       const result = await started.done;
       return reply.header("Content-Location", runPath(started)).send(result.output);
     });
 
     app.post("/threads/:thread_id/runs", { schema: stateful }, async (req, reply) => {
-      const started = await runs.createStateful(req.params.thread_id, req.body);
+      const started = await createOnThread(req, req.params.thread_id, req.body);
       return reply.header("Content-Location", runPath(started)).send(started.run);
     });
 
     app.post("/runs/stream", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
-      const started = await runs.createStateless(req.body);
+      const started = await createStateless(req, req.body);
       await streamRun(reply, started, req.body.on_disconnect);
     });
 
     app.post("/runs/wait", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
-      const started = await runs.createStateless(req.body);
+      const started = await createStateless(req, req.body);
       const result = await started.done;
       return reply.header("Content-Location", runPath(started)).send(result.output);
     });
 
     app.post("/runs", { schema: { tags, body: S.RunCreateStateless } }, async (req, reply) => {
-      const started = await runs.createStateless(req.body);
+      const started = await createStateless(req, req.body);
       return reply.header("Content-Location", runPath(started)).send(started.run);
     });
 
     app.post("/runs/batch", { schema: { tags, body: S.RunBatch } }, async (req) => {
       const out = [];
-      for (const body of req.body) out.push((await runs.createStateless(body)).run);
+      for (const body of req.body) out.push((await createStateless(req, body)).run);
       return out;
     });
 
     app.get(
       "/threads/:thread_id/runs",
-      { schema: { tags, params: S.ThreadIdParams, querystring: S.RunListQuery } },
-      async (req) => {
-        if (!(await storage.threads.get(req.params.thread_id))) {
-          throw notFound(`Thread "${req.params.thread_id}" not found`);
-        }
-        return storage.runs.list(req.params.thread_id, req.query);
-      },
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.RunListQuery }, preHandler: read },
+      async (req) => storage.runs.list(req.params.thread_id, req.query),
     );
 
-    app.get("/threads/:thread_id/runs/:run_id", { schema: { tags, params: S.RunIdParams } }, async (req) => {
-      const run = await storage.runs.get(req.params.thread_id, req.params.run_id);
-      if (!run) throw notFound(`Run "${req.params.run_id}" not found in thread "${req.params.thread_id}"`);
-      return run;
-    });
+    app.get(
+      "/threads/:thread_id/runs/:run_id",
+      { schema: { tags, params: S.RunIdParams }, preHandler: read },
+      async (req) => {
+        const run = await storage.runs.get(req.params.thread_id, req.params.run_id);
+        if (!run) throw notFound(`Run "${req.params.run_id}" not found in thread "${req.params.thread_id}"`);
+        return run;
+      },
+    );
 
     app.delete(
       "/threads/:thread_id/runs/:run_id",
@@ -139,13 +152,16 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.get(
       "/threads/:thread_id/runs/:run_id/join",
-      { schema: { tags, params: S.RunIdParams, querystring: S.JoinQuery } },
+      { schema: { tags, params: S.RunIdParams, querystring: S.JoinQuery }, preHandler: read },
       async (req) => runs.join(req.params.thread_id, req.params.run_id),
     );
 
     app.post(
       "/threads/:thread_id/runs/:run_id/cancel",
-      { schema: { tags, params: S.RunIdParams, querystring: S.CancelQuery } },
+      {
+        schema: { tags, params: S.RunIdParams, querystring: S.CancelQuery },
+        preHandler: guardAs("threads:update"),
+      },
       async (req, reply) => {
         await runs.cancel(req.params.thread_id, req.params.run_id, req.query);
         return reply.status(200).send({});
@@ -157,6 +173,8 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       { schema: { tags, body: S.CancelManyBody, querystring: S.CancelManyQuery } },
       async (req, reply) => {
         const b = req.body;
+        if (b.thread_id) await guard.thread(req, b.thread_id, "threads:update");
+        else await guard.filter(req, "threads:update", { run_ids: b.run_ids, status: b.status });
         if (!b.run_ids?.length && !b.status && !b.thread_id) {
           throw conflict("give run_ids, a status, or a thread_id to say which runs to cancel");
         }
@@ -167,7 +185,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.get(
       "/threads/:thread_id/runs/:run_id/stream",
-      { schema: { tags, params: S.RunIdParams, querystring: S.JoinStreamQuery } },
+      { schema: { tags, params: S.RunIdParams, querystring: S.JoinStreamQuery }, preHandler: read },
       async (req, reply) => {
         const { thread_id, run_id } = req.params;
         const run = await storage.runs.get(thread_id, run_id);

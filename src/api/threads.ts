@@ -1,5 +1,6 @@
 // Thread routes: create (with supersteps), read, patch, delete, search, count, copy, state and history.
 import { randomUUID } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { Thread } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
@@ -13,12 +14,21 @@ import * as S from "./schemas.js";
 export const threadOut = (t: Thread) => ({ ...t, values: t.values ?? {} });
 
 export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
-  const { storage, threadState, runs } = ctx;
+  const { storage, threadState, runs, guard } = ctx;
+  const guardAs = (event: string) => async (req: FastifyRequest) => {
+    await guard.thread(req, (req.params as { thread_id: string }).thread_id, event);
+  };
+  const read = guardAs("threads:read");
+  const update = guardAs("threads:update");
   return async (app) => {
     const tags = ["Threads"];
     app.post("/threads", { schema: { tags, body: S.ThreadCreate } }, async (req) => {
       const b = req.body;
       const id = b.thread_id ?? randomUUID();
+      // Handlers see (and may add to) the metadata; the owner's identity is recorded under custom auth.
+      const value = { thread_id: id, metadata: { ...(b.metadata ?? {}) }, if_exists: b.if_exists };
+      await guard.filter(req, "threads:create", value);
+      b.metadata = { ...value.metadata, ...guard.owner(req) };
       const graphId =
         b.graph_id ?? (typeof b.metadata?.graph_id === "string" ? b.metadata.graph_id : undefined);
       if (b.supersteps?.length && !graphId) {
@@ -43,22 +53,27 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     });
 
     app.post("/threads/search", { schema: { tags, body: S.ThreadSearch } }, async (req) => {
-      const rows = await storage.threads.search(req.body);
+      const authMetadata = await guard.filter(req, "threads:search", { ...req.body });
+      const rows = await storage.threads.search({ ...req.body, authMetadata });
       return rows.map((t) => pick(threadOut(t), req.body.select));
     });
 
-    app.post("/threads/count", { schema: { tags, body: S.ThreadCount } }, async (req) =>
-      storage.threads.count(req.body),
-    );
+    app.post("/threads/count", { schema: { tags, body: S.ThreadCount } }, async (req) => {
+      const authMetadata = await guard.filter(req, "threads:search", { ...req.body });
+      return storage.threads.count({ ...req.body, authMetadata });
+    });
 
     app.get("/threads/:thread_id", { schema: { tags, params: S.ThreadIdParams } }, async (req) =>
-      threadOut(await threadState.thread(req.params.thread_id)),
+      threadOut(await guard.thread(req, req.params.thread_id, "threads:read")),
     );
 
     app.patch(
       "/threads/:thread_id",
       { schema: { tags, params: S.ThreadIdParams, body: S.ThreadPatch } },
       async (req) => {
+        await guard.thread(req, req.params.thread_id, "threads:update", {
+          metadata: req.body.metadata ?? {},
+        });
         const t = await storage.threads.patchMetadata(req.params.thread_id, req.body.metadata ?? {});
         if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
         return threadOut(t);
@@ -67,6 +82,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.delete("/threads/:thread_id", { schema: { tags, params: S.ThreadIdParams } }, async (req, reply) => {
       const id = req.params.thread_id;
+      await guard.thread(req, id, "threads:delete");
       if (runs.isBusy(id)) throw conflict(`Thread "${id}" is busy with a run; cancel it first`);
       if (!(await storage.threads.delete(id))) throw notFound(`Thread "${id}" not found`);
       ctx.broker.dropThread(id);
@@ -74,14 +90,17 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     });
 
     app.post("/threads/:thread_id/copy", { schema: { tags, params: S.ThreadIdParams } }, async (req) => {
-      const t = await storage.threads.copy(req.params.thread_id, randomUUID(), {});
+      await guard.thread(req, req.params.thread_id, "threads:read");
+      const newId = randomUUID();
+      await guard.filter(req, "threads:create", { thread_id: newId, metadata: {} });
+      const t = await storage.threads.copy(req.params.thread_id, newId, guard.owner(req));
       if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
       return threadOut(t);
     });
 
     app.get(
       "/threads/:thread_id/state",
-      { schema: { tags, params: S.ThreadIdParams, querystring: S.StateQuery } },
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.StateQuery }, preHandler: read },
       async (req) => threadState.stateJson(req.params.thread_id, null, req.query.subgraphs),
     );
 
@@ -93,6 +112,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           params: S.ThreadIdParams.extend({ checkpoint_id: S.Uuid }),
           querystring: S.StateQuery,
         },
+        preHandler: read,
       },
       async (req) =>
         threadState.stateJson(
@@ -104,34 +124,33 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.post(
       "/threads/:thread_id/state/checkpoint",
-      { schema: { tags, params: S.ThreadIdParams, body: S.StateCheckpointBody } },
+      { schema: { tags, params: S.ThreadIdParams, body: S.StateCheckpointBody }, preHandler: read },
       async (req) => threadState.stateJson(req.params.thread_id, req.body.checkpoint, req.body.subgraphs),
     );
 
     app.post(
       "/threads/:thread_id/state",
-      { schema: { tags, params: S.ThreadIdParams, body: S.StateUpdate } },
+      { schema: { tags, params: S.ThreadIdParams, body: S.StateUpdate }, preHandler: update },
       async (req) => threadState.updateState(req.params.thread_id, req.body),
     );
 
     app.post(
       "/threads/:thread_id/history",
-      { schema: { tags, params: S.ThreadIdParams, body: S.HistoryBody } },
+      { schema: { tags, params: S.ThreadIdParams, body: S.HistoryBody }, preHandler: read },
       async (req) => threadState.historyJson(req.params.thread_id, req.body),
     );
 
     app.get(
       "/threads/:thread_id/history",
-      { schema: { tags, params: S.ThreadIdParams, querystring: S.HistoryQuery } },
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.HistoryQuery }, preHandler: read },
       async (req) => threadState.historyJson(req.params.thread_id, req.query),
     );
 
     app.get(
       "/threads/:thread_id/stream",
-      { schema: { tags, params: S.ThreadIdParams, querystring: S.ThreadStreamQuery } },
+      { schema: { tags, params: S.ThreadIdParams, querystring: S.ThreadStreamQuery }, preHandler: read },
       async (req, reply) => {
         const id = req.params.thread_id;
-        await threadState.thread(id);
         const asked = [req.query.stream_modes ?? [], req.query.stream_mode ?? []].flat();
         const modes = new Set(asked.length ? asked : ["run_modes"]);
         // Lifecycle: each run's `metadata` event (its start) and the `metadata` run_done event (its end).

@@ -2,6 +2,7 @@
 import { spawn, type ChildProcess } from "node:child_process";
 import { watch } from "node:fs";
 import { dirname, resolve, sep } from "node:path";
+import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../config/config.js";
 import { GraphLoadError } from "../graphs/registry.js";
 import { StartupError, startServer } from "../server.js";
@@ -62,7 +63,12 @@ export async function runDev(opts: DevOptions): Promise<number> {
     process.on("SIGTERM", stop);
     return await new Promise<number>(() => {});
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof GraphLoadError || e instanceof StartupError) {
+    if (
+      e instanceof ConfigError ||
+      e instanceof GraphLoadError ||
+      e instanceof StartupError ||
+      e instanceof AuthError
+    ) {
       console.error(`hangar dev: ${e.message}`);
       return 1;
     }

@@ -85,7 +85,7 @@ export class RunManager {
   }
 
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
-  async createStateful(threadId: string, body: RunCreateStatefulT): Promise<StartedRun> {
+  async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
     if (body.webhook) checkWebhookUrl(body.webhook);
     const assistant = await this.assistant(body.assistant_id);
     if (body.command && body.input !== undefined && body.input !== null) {
@@ -97,7 +97,7 @@ export class RunManager {
       thread =
         (await this.storage.threads.create({
           thread_id: threadId,
-          metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+          metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...owner },
         })) ?? (await this.storage.threads.get(threadId));
       if (!thread) throw notFound(`Thread "${threadId}" not found`);
     }
@@ -134,14 +134,14 @@ export class RunManager {
    * A run with no thread. With on_completion "delete" (the default) nothing is persisted (no checkpointer,
    * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
    */
-  async createStateless(body: RunCreateStatelessT): Promise<StartedRun> {
+  async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
     if (body.webhook) checkWebhookUrl(body.webhook);
     const assistant = await this.assistant(body.assistant_id);
     if (body.on_completion === "keep") {
       const threadId = randomUUID();
       await this.storage.threads.create({
         thread_id: threadId,
-        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...owner },
       });
       const { on_completion: _c, ...rest } = body;
       return this.createStateful(threadId, {

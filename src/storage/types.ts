@@ -59,6 +59,8 @@ export interface AssistantSearch extends SortSpec {
   graph_id?: string;
   name?: string;
   metadata?: Json;
+  /** A second metadata containment filter, from the auth handler (both must hold). */
+  authMetadata?: Json;
   limit: number;
   offset: number;
 }
@@ -66,6 +68,8 @@ export interface AssistantSearch extends SortSpec {
 export interface ThreadSearch extends SortSpec {
   ids?: string[];
   metadata?: Json;
+  /** A second metadata containment filter, from the auth handler (both must hold). */
+  authMetadata?: Json;
   values?: Json;
   status?: ThreadStatus;
   limit: number;
