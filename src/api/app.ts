@@ -56,6 +56,27 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     req.user = await ctx.guard.auth.authenticate(req);
   });
 
+  // Store and cron actions go through the auth handlers as allow/deny (their filters are not applied).
+  const events: Record<string, string> = {
+    "PUT /store/items": "store:put",
+    "GET /store/items": "store:get",
+    "DELETE /store/items": "store:delete",
+    "POST /store/items/search": "store:search",
+    "POST /store/namespaces": "store:list_namespaces",
+    "POST /runs/crons": "crons:create",
+    "POST /threads/:thread_id/runs/crons": "crons:create",
+    "POST /runs/crons/search": "crons:search",
+    "POST /runs/crons/count": "crons:search",
+    "GET /runs/crons/:cron_id": "crons:read",
+    "PATCH /runs/crons/:cron_id": "crons:update",
+    "DELETE /runs/crons/:cron_id": "crons:delete",
+  };
+  app.addHook("preHandler", async (req) => {
+    const event = events[`${req.method} ${req.routeOptions.url}`];
+    if (event)
+      await ctx.guard.filter(req, event, { ...((req.body as object) ?? {}), ...(req.query as object) });
+  });
+
   // Nothing is acknowledged or shown before it is durable: every response waits until what was written so
   // far is committed and fsynced (a read may otherwise show a running run's checkpoint that a crash in the
   // next few ms would lose). With nothing pending this costs nothing.

@@ -1,7 +1,7 @@
 // Assistant routes: CRUD, versions, search/count, and the graph, schema and subgraph views.
 import { randomUUID } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { findAssistant } from "../graphs/assistants.js";
 import { graphSchemas, drawableGraph, subgraphSchemas } from "../graphs/introspect.js";
 import type { Assistant } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
@@ -10,12 +10,9 @@ import { conflict, notFound } from "./errors.js";
 import * as S from "./schemas.js";
 
 export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
-  const { storage, graphs } = ctx;
-  const load = async (id: string): Promise<Assistant> => {
-    const a = await findAssistant(storage, id);
-    if (!a) throw notFound(`Assistant "${id}" not found`);
-    return a;
-  };
+  const { storage, graphs, guard } = ctx;
+  const load = (req: FastifyRequest, id: string, event = "assistants:read"): Promise<Assistant> =>
+    guard.assistant(req, id, event);
   const graphFor = async (a: Assistant) => {
     if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" is not loaded`);
     return graphs.get(a.graph_id, { configurable: { ...((a.config.configurable as object) ?? {}) } });
@@ -25,6 +22,9 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     const tags = ["Assistants"];
     app.post("/assistants", { schema: { tags, body: S.AssistantCreate } }, async (req) => {
       const b = req.body;
+      const value = { ...b, metadata: { ...(b.metadata ?? {}) } };
+      await guard.filter(req, "assistants:create", value);
+      b.metadata = value.metadata;
       if (!graphs.has(b.graph_id)) throw notFound(`Graph "${b.graph_id}" not found`);
       const id = b.assistant_id ?? randomUUID();
       const created = await storage.assistants.create({
@@ -42,23 +42,25 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     });
 
     app.post("/assistants/search", { schema: { tags, body: S.AssistantSearch } }, async (req) => {
-      const rows = await storage.assistants.search(req.body);
+      const authMetadata = await guard.filter(req, "assistants:search", { ...req.body });
+      const rows = await storage.assistants.search({ ...req.body, authMetadata });
       return rows.map((a) => pick(a, req.body.select));
     });
 
-    app.post("/assistants/count", { schema: { tags, body: S.AssistantCount } }, async (req) =>
-      storage.assistants.count(req.body),
-    );
+    app.post("/assistants/count", { schema: { tags, body: S.AssistantCount } }, async (req) => {
+      const authMetadata = await guard.filter(req, "assistants:search", { ...req.body });
+      return storage.assistants.count({ ...req.body, authMetadata });
+    });
 
     app.get("/assistants/:assistant_id", { schema: { tags, params: S.AssistantIdParams } }, async (req) =>
-      load(req.params.assistant_id),
+      load(req, req.params.assistant_id),
     );
 
     app.patch(
       "/assistants/:assistant_id",
       { schema: { tags, params: S.AssistantIdParams, body: S.AssistantPatch } },
       async (req) => {
-        const a = await load(req.params.assistant_id);
+        const a = await load(req, req.params.assistant_id, "assistants:update");
         if (req.body.graph_id && !graphs.has(req.body.graph_id))
           throw notFound(`Graph "${req.body.graph_id}" not found`);
         return (await storage.assistants.patch(a.assistant_id, req.body))!;
@@ -69,7 +71,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       "/assistants/:assistant_id",
       { schema: { tags, params: S.AssistantIdParams } },
       async (req, reply) => {
-        const a = await load(req.params.assistant_id);
+        const a = await load(req, req.params.assistant_id, "assistants:delete");
         await storage.assistants.delete(a.assistant_id);
         return reply.status(204).send();
       },
@@ -79,7 +81,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       "/assistants/:assistant_id/versions",
       { schema: { tags, params: S.AssistantIdParams, body: S.AssistantVersions } },
       async (req) => {
-        const a = await load(req.params.assistant_id);
+        const a = await load(req, req.params.assistant_id);
         return storage.assistants.versions(a.assistant_id, req.body);
       },
     );
@@ -88,7 +90,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       "/assistants/:assistant_id/latest",
       { schema: { tags, params: S.AssistantIdParams, body: S.AssistantLatest } },
       async (req) => {
-        const a = await load(req.params.assistant_id);
+        const a = await load(req, req.params.assistant_id, "assistants:update");
         const updated = await storage.assistants.setLatest(a.assistant_id, req.body.version);
         if (!updated)
           throw notFound(`Version ${req.body.version} of assistant "${a.assistant_id}" not found`);
@@ -99,14 +101,14 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.get(
       "/assistants/:assistant_id/graph",
       { schema: { tags, params: S.AssistantIdParams, querystring: S.GraphQuery } },
-      async (req) => drawableGraph(await graphFor(await load(req.params.assistant_id)), req.query.xray),
+      async (req) => drawableGraph(await graphFor(await load(req, req.params.assistant_id)), req.query.xray),
     );
 
     app.get(
       "/assistants/:assistant_id/schemas",
       { schema: { tags, params: S.AssistantIdParams } },
       async (req) => {
-        const a = await load(req.params.assistant_id);
+        const a = await load(req, req.params.assistant_id);
         return { graph_id: a.graph_id, ...graphSchemas(await graphFor(a), a.graph_id) };
       },
     );
@@ -115,7 +117,11 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       "/assistants/:assistant_id/subgraphs",
       { schema: { tags, params: S.AssistantIdParams, querystring: S.SubgraphQuery } },
       async (req) =>
-        subgraphSchemas(await graphFor(await load(req.params.assistant_id)), undefined, req.query.recurse),
+        subgraphSchemas(
+          await graphFor(await load(req, req.params.assistant_id)),
+          undefined,
+          req.query.recurse,
+        ),
     );
 
     app.get(
@@ -129,7 +135,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       },
       async (req) =>
         subgraphSchemas(
-          await graphFor(await load(req.params.assistant_id)),
+          await graphFor(await load(req, req.params.assistant_id)),
           req.params.namespace,
           req.query.recurse,
         ),

@@ -76,6 +76,9 @@ export class SqliteThreads implements ThreadStore {
     }
     if (q.metadata && Object.keys(q.metadata).length)
       conds.push(...containmentSql("metadata", q.metadata, params));
+    if (q.authMetadata && Object.keys(q.authMetadata).length) {
+      conds.push(...containmentSql("metadata", q.authMetadata, params));
+    }
     if (q.values && Object.keys(q.values).length) conds.push(...containmentSql(`"values"`, q.values, params));
     return conds.length ? `WHERE ${conds.join(" AND ")}` : "";
   }
