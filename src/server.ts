@@ -12,6 +12,7 @@ import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { CronScheduler } from "./runs/crons.js";
 import { RunManager } from "./runs/manager.js";
+import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
 import type { Synchronous } from "./storage/sqlite/db.js";
 import { openSqliteStorage } from "./storage/sqlite/index.js";
@@ -52,6 +53,23 @@ function positiveInt(name: string, fallback: number): number {
   return n;
 }
 
+/**
+ * checkpointer.ttl of langgraph.json: {strategy, default_ttl (minutes), sweep_interval_minutes};
+ * HANGAR_SWEEP_INTERVAL_MS overrides the sweep interval (tests).
+ */
+function checkpointerTtl(raw: Record<string, unknown> | undefined) {
+  const ttl = (raw?.ttl ?? {}) as {
+    strategy?: string;
+    default_ttl?: number;
+    sweep_interval_minutes?: number;
+  };
+  const sweepMs = process.env.HANGAR_SWEEP_INTERVAL_MS
+    ? positiveInt("HANGAR_SWEEP_INTERVAL_MS", 60_000)
+    : Math.max(1, ttl.sweep_interval_minutes ?? 5) * 60_000;
+  const strategy = ttl.strategy === "keep_latest" ? ("keep_latest" as const) : ("delete" as const);
+  return { sweepMs, default: ttl.default_ttl ? { ttl: ttl.default_ttl, strategy } : undefined };
+}
+
 const SYNC_MODES = ["OFF", "NORMAL", "FULL", "EXTRA"] as const;
 
 /** SQLite durability from HANGAR_SQLITE_SYNC; FULL (fsync on every commit) unless told otherwise. */
@@ -82,6 +100,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
     });
+    const ttlConfig = checkpointerTtl(project.raw.checkpointer);
     const auth = await Authorizer.load(
       project.projectDir,
       project.raw.auth as Record<string, unknown> | undefined,
@@ -110,6 +129,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const recovered = await runs.recover();
     const crons = new CronScheduler(storage, runs, log);
     crons.start();
+    const sweeper = new ThreadSweeper(storage, broker, (id) => runs.isBusy(id), log);
+    sweeper.start(ttlConfig.sweepMs);
     const addr = app.server.address();
     const port = typeof addr === "object" && addr ? addr.port : opts.port;
     const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
@@ -121,6 +142,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       recovered,
       close: async () => {
         crons.stop();
+        sweeper.stop();
         await running.app.close();
         await runs.shutdown();
         await running.storage.close();

@@ -15,6 +15,8 @@ export interface ApiContext {
   broker: StreamBroker;
   metrics: Metrics;
   guard: Guard;
+  /** checkpointer.ttl of langgraph.json: the TTL of threads created without one. */
+  defaultTtl?: { ttl: number; strategy: "delete" | "keep_latest" };
   version: string;
 }
 

@@ -73,15 +73,23 @@ export const Superstep = z.object({
     }),
   ),
 });
+export const Ttl = z.object({
+  strategy: z.enum(["delete", "keep_latest"]).default("delete"),
+  ttl: z.number().positive(),
+});
+export const ThreadPrune = z.object({
+  thread_ids: z.array(Uuid).min(1).max(1000),
+  strategy: z.enum(["delete", "keep_latest"]).default("delete"),
+});
 export const ThreadCreate = z.object({
   thread_id: Uuid.optional(),
   metadata: Obj.optional(),
   graph_id: z.string().min(1).optional(),
   if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
   supersteps: z.array(Superstep).optional(),
-  ttl: Obj.optional(),
+  ttl: Ttl.nullable().optional(),
 });
-export const ThreadPatch = z.object({ metadata: Obj.optional(), ttl: Obj.optional() });
+export const ThreadPatch = z.object({ metadata: Obj.optional(), ttl: Ttl.nullable().optional() });
 export const ThreadStatus = z.enum(["idle", "busy", "interrupted", "error"]);
 export const ThreadSearch = z.object({
   ids: z.array(Uuid).optional(),

@@ -35,7 +35,8 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         throw notFound("graph_id: supersteps need a graph; give graph_id or metadata.graph_id");
       }
       const metadata = { ...(b.metadata ?? {}), ...(graphId ? { graph_id: graphId } : {}) };
-      const created = await storage.threads.create({ thread_id: id, metadata });
+      const ttl = b.ttl ?? ctx.defaultTtl ?? null;
+      const created = await storage.threads.create({ thread_id: id, metadata, ttl });
       if (!created) {
         if (b.if_exists === "do_nothing") return threadOut((await storage.threads.get(id))!);
         throw conflict(`Thread "${id}" already exists`);
@@ -74,6 +75,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         await guard.thread(req, req.params.thread_id, "threads:update", {
           metadata: req.body.metadata ?? {},
         });
+        if (req.body.ttl !== undefined) await storage.threads.setTtl(req.params.thread_id, req.body.ttl);
         const t = await storage.threads.patchMetadata(req.params.thread_id, req.body.metadata ?? {});
         if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
         return threadOut(t);
@@ -88,6 +90,24 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       ctx.broker.dropThread(id);
       return reply.status(204).send();
     });
+
+    app.post("/threads/prune", { schema: { tags, body: S.ThreadPrune } }, async (req) => {
+      let pruned = 0;
+      for (const id of req.body.thread_ids) {
+        if (!(await storage.threads.get(id)) || runs.isBusy(id)) continue;
+        await guard.thread(req, id, "threads:delete");
+        if (req.body.strategy === "keep_latest") await storage.threads.keepLatest(id);
+        else if (await storage.threads.delete(id)) ctx.broker.dropThread(id);
+        pruned++;
+      }
+      return { pruned_count: pruned };
+    });
+
+    app.get(
+      "/threads/:thread_id/storage",
+      { schema: { tags, params: S.ThreadIdParams }, preHandler: read },
+      async (req) => storage.threads.storageStats(req.params.thread_id),
+    );
 
     app.post("/threads/:thread_id/copy", { schema: { tags, params: S.ThreadIdParams } }, async (req) => {
       await guard.thread(req, req.params.thread_id, "threads:read");

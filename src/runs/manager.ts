@@ -318,6 +318,7 @@ export class RunManager {
     }
     if (threadId) {
       job.attempt = await this.storage.runs.start(run.run_id);
+      await this.storage.threads.touchTtl(threadId);
       mark = await this.storage.threads.checkpointMark(threadId);
       await this.storage.threads.setState(threadId, {
         status: "busy",

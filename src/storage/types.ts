@@ -113,6 +113,7 @@ export interface ThreadInput {
   thread_id: string;
   metadata: Json;
   config?: Json;
+  ttl?: { ttl: number; strategy: "delete" | "keep_latest" } | null;
 }
 
 export interface ThreadStore {
@@ -126,6 +127,16 @@ export interface ThreadStore {
   count(q: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">): Promise<number>;
   /** Copies the thread row, its checkpoints and pending writes under a new id, atomically. */
   copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null>;
+  /** Sets (or clears, with null) the thread's TTL, counted from now. */
+  setTtl(id: string, ttl: { ttl: number; strategy: "delete" | "keep_latest" } | null): Promise<void>;
+  /** Restarts the TTL of a thread that has one (on activity). */
+  touchTtl(id: string): Promise<void>;
+  /** Threads whose TTL has passed, with their strategy. */
+  expired(now: string, limit: number): Promise<{ thread_id: string; strategy: "delete" | "keep_latest" }[]>;
+  /** Deletes every checkpoint of the thread but the newest of each namespace, and their writes. */
+  keepLatest(id: string): Promise<void>;
+  /** Bytes the thread's checkpoints occupy, as GET /threads/{id}/storage reports them. */
+  storageStats(id: string): Promise<Json>;
   /** An opaque position in the thread's checkpoint history (taken before a run starts). */
   checkpointMark(threadId: string): Promise<unknown>;
   /** Deletes every checkpoint and pending write of the thread written after `mark` (rollback of a run). */

@@ -26,6 +26,7 @@ export class SqliteThreads implements ThreadStore {
        VALUES (?, ?, ?, ?, ?, 'idle', ?, NULL, '{}') ON CONFLICT (thread_id) DO NOTHING`,
     ).run(input.thread_id, ts, ts, ts, JSON.stringify(input.metadata), JSON.stringify(input.config ?? {}));
     if (res.changes === 0) return null;
+    if (input.ttl) await this.setTtl(input.thread_id, input.ttl);
     return {
       thread_id: input.thread_id,
       created_at: ts,
@@ -124,6 +125,91 @@ export class SqliteThreads implements ThreadStore {
       ).run(newId, sourceId);
       return toThread(row);
     })();
+  }
+
+  async setTtl(id: string, ttl: { ttl: number; strategy: "delete" | "keep_latest" } | null): Promise<void> {
+    this.begin();
+    this.stmt("UPDATE threads SET ttl_minutes = ?, ttl_strategy = ?, expires_at = ? WHERE thread_id = ?").run(
+      ttl?.ttl ?? null,
+      ttl?.strategy ?? null,
+      ttl ? new Date(Date.now() + ttl.ttl * 60_000).toISOString() : null,
+      id,
+    );
+  }
+
+  async touchTtl(id: string): Promise<void> {
+    const r = this.stmt("SELECT ttl_minutes FROM threads WHERE thread_id = ?").get(id) as
+      { ttl_minutes: number | null } | undefined;
+    if (!r?.ttl_minutes) return;
+    this.begin();
+    this.stmt("UPDATE threads SET expires_at = ? WHERE thread_id = ?").run(
+      new Date(Date.now() + r.ttl_minutes * 60_000).toISOString(),
+      id,
+    );
+  }
+
+  async expired(
+    at: string,
+    limit: number,
+  ): Promise<{ thread_id: string; strategy: "delete" | "keep_latest" }[]> {
+    return (
+      this.stmt(
+        "SELECT thread_id, ttl_strategy FROM threads WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+      ).all(at, limit) as { thread_id: string; ttl_strategy: string | null }[]
+    ).map((r) => ({
+      thread_id: r.thread_id,
+      strategy: r.ttl_strategy === "keep_latest" ? "keep_latest" : "delete",
+    }));
+  }
+
+  async keepLatest(id: string): Promise<void> {
+    this.begin();
+    this.tracker.touch(id);
+    this.db.transaction(() => {
+      this.stmt(
+        `DELETE FROM checkpoints WHERE thread_id = ? AND checkpoint_id NOT IN
+           (SELECT MAX(checkpoint_id) FROM checkpoints WHERE thread_id = ? GROUP BY checkpoint_ns)`,
+      ).run(id, id);
+      this.stmt(
+        `DELETE FROM writes WHERE thread_id = ? AND checkpoint_id NOT IN
+           (SELECT checkpoint_id FROM checkpoints WHERE thread_id = ?)`,
+      ).run(id, id);
+      // With no older checkpoint left, expiry restarts from now (keep_latest keeps the thread).
+      this.stmt(
+        "UPDATE threads SET expires_at = NULL WHERE thread_id = ? AND ttl_strategy = 'keep_latest'",
+      ).run(id);
+    })();
+  }
+
+  async storageStats(id: string): Promise<Json> {
+    const cp = this.stmt(
+      "SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(checkpoint) + LENGTH(metadata)), 0) AS b FROM checkpoints WHERE thread_id = ?",
+    ).get(id) as { n: number; b: number };
+    // Channel values live inside the checkpoint JSON: measure them there (and count them once).
+    const channels = this.stmt(
+      `SELECT ch.key AS channel, COUNT(*) AS versions, SUM(LENGTH(ch.value)) AS bytes
+         FROM checkpoints c, json_each(json_extract(CAST(c.checkpoint AS TEXT), '$.channel_values')) ch
+        WHERE c.thread_id = ? AND c.type = 'json' AND json_valid(CAST(c.checkpoint AS TEXT))
+        GROUP BY ch.key ORDER BY ch.key`,
+    ).all(id) as { channel: string; versions: number; bytes: number }[];
+    const w = this.stmt(
+      "SELECT COUNT(*) AS n, COALESCE(SUM(LENGTH(value)), 0) AS b FROM writes WHERE thread_id = ?",
+    ).get(id) as { n: number; b: number };
+    const channelBytes = channels.reduce((a, c) => a + c.bytes, 0);
+    const checkpointBytes = Math.max(0, cp.b - channelBytes);
+    return {
+      thread_id: id,
+      total_bytes: checkpointBytes + channelBytes + w.b,
+      checkpoints: { count: cp.n, bytes: checkpointBytes },
+      channel_values: {
+        count: channels.reduce((a, c) => a + c.versions, 0),
+        bytes: channelBytes,
+        by_channel: Object.fromEntries(
+          channels.map((c) => [c.channel, { versions: c.versions, bytes: c.bytes }]),
+        ),
+      },
+      pending_writes: { count: w.n, bytes: w.b },
+    };
   }
 
   async checkpointMark(threadId: string): Promise<unknown> {
