@@ -6,6 +6,7 @@ import type { FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
 import { Metrics } from "./api/metrics.js";
 import { Guard } from "./api/guard.js";
+import { loadUserApp, type HttpConfig } from "./api/http-config.js";
 import { Authorizer } from "./auth/auth.js";
 import { applyEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
@@ -101,6 +102,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
     });
     const ttlConfig = checkpointerTtl(project.raw.checkpointer);
+    const http = (project.raw.http ?? {}) as HttpConfig;
     const auth = await Authorizer.load(
       project.projectDir,
       project.raw.auth as Record<string, unknown> | undefined,
@@ -110,7 +112,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     runs.onFinished = (status) => metrics.runsFinished.labels(status).inc();
     const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
     app = await buildApp(
-      { storage, graphs, runs, threadState, broker, metrics, guard, version: VERSION },
+      {
+        storage,
+        graphs,
+        runs,
+        threadState,
+        broker,
+        metrics,
+        guard,
+        defaultTtl: ttlConfig.default,
+        http,
+        userApp: await loadUserApp(project.projectDir, http.app),
+        version: VERSION,
+      },
       log,
     );
     try {

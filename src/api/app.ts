@@ -12,7 +12,8 @@ import { RawJson } from "../runs/json-cache.js";
 import { toJson } from "../runs/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
-import { installErrorHandler } from "./errors.js";
+import { installErrorHandler, notFoundRoute } from "./errors.js";
+import { forwardToUserApp, installCors } from "./http-config.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
 import { cronRoutes } from "./crons.js";
@@ -97,12 +98,21 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   await app.register(swaggerUi, { routePrefix: "/docs" });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
-  await app.register(systemRoutes(ctx));
-  await app.register(assistantRoutes(ctx));
-  await app.register(threadRoutes(ctx));
-  await app.register(runRoutes(ctx));
-  await app.register(storeRoutes(ctx));
-  await app.register(cronRoutes(ctx));
-  await app.register(metricsRoutes(ctx));
+  const http = ctx.http ?? {};
+  await installCors(app, http.cors);
+  if (!http.disable_meta) {
+    await app.register(systemRoutes(ctx));
+    await app.register(metricsRoutes(ctx));
+  } else app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
+  if (!http.disable_assistants) await app.register(assistantRoutes(ctx));
+  if (!http.disable_threads) await app.register(threadRoutes(ctx));
+  if (!http.disable_runs) {
+    await app.register(runRoutes(ctx));
+    await app.register(cronRoutes(ctx));
+  }
+  if (!http.disable_store) await app.register(storeRoutes(ctx));
+  // The project's own routes (http.app) answer what no Hangar route does.
+  const userApp = ctx.userApp;
+  app.setNotFoundHandler(userApp ? (req, reply) => forwardToUserApp(userApp, req, reply) : notFoundRoute);
   return app;
 }

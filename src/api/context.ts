@@ -6,6 +6,7 @@ import type { Storage } from "../storage/types.js";
 import type { StreamBroker } from "../streams/channel.js";
 import type { Metrics } from "./metrics.js";
 import type { Guard } from "./guard.js";
+import type { HttpConfig, UserApp } from "./http-config.js";
 
 export interface ApiContext {
   storage: Storage;
@@ -15,6 +16,10 @@ export interface ApiContext {
   broker: StreamBroker;
   metrics: Metrics;
   guard: Guard;
+  /** The `http` section of langgraph.json. */
+  http?: HttpConfig;
+  /** The project's own app (http.app). */
+  userApp?: UserApp;
   /** checkpointer.ttl of langgraph.json: the TTL of threads created without one. */
   defaultTtl?: { ttl: number; strategy: "delete" | "keep_latest" };
   version: string;

@@ -1,5 +1,5 @@
 // HTTP errors of the Agent Server and the one place that maps every error to a `{detail}` JSON response.
-import type { FastifyError, FastifyInstance } from "fastify";
+import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 
 export class HttpError extends Error {
@@ -50,7 +50,9 @@ export function installErrorHandler(app: FastifyInstance, log: (msg: string) => 
     log(`internal error: ${err.stack ?? err.message}`);
     return reply.status(500).send({ detail: "Internal server error" });
   });
-  app.setNotFoundHandler((req, reply) => {
-    reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split("?")[0]}` });
-  });
+}
+
+/** Unknown routes: 404 with a detail. */
+export function notFoundRoute(req: FastifyRequest, reply: FastifyReply): void {
+  reply.status(404).send({ detail: `Not found: ${req.method} ${req.url.split("?")[0]}` });
 }

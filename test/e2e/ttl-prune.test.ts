@@ -2,9 +2,14 @@
 // GET /threads/{id}/storage.
 import { describe, expect, it } from "vitest";
 import { httpError, postJson } from "../helpers/http.ts";
-import { useHangar } from "../helpers/server.ts";
+import { join } from "node:path";
+import { ROOT, useHangar } from "../helpers/server.ts";
 
 const hangar = useHangar({ env: { HANGAR_SWEEP_INTERVAL_MS: "100" } });
+const withDefault = useHangar({
+  config: join(ROOT, "test/fixtures/ttl-project/langgraph.json"),
+  env: { HANGAR_SWEEP_INTERVAL_MS: "100" },
+});
 const INPUT = { messages: [{ role: "user", content: "hi" }] };
 
 async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
@@ -50,6 +55,16 @@ describe("thread TTL", () => {
     const after = await client.threads.getState(id);
     expect(after.values).toEqual(before.values);
     expect(after.checkpoint.checkpoint_id).toBe(before.checkpoint.checkpoint_id);
+  });
+});
+
+describe("checkpointer.ttl in langgraph.json", () => {
+  it("gives threads created without a ttl the default one", async () => {
+    const { client } = withDefault;
+    const t = await client.threads.create();
+    await eventually("the default TTL to expire the thread", async () =>
+      (await fetch(`${withDefault.server.url}/threads/${t.thread_id}`)).status === 404 ? true : undefined,
+    );
   });
 });
 
