@@ -73,7 +73,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (req, reply) => {
         const a = await load(req, req.params.assistant_id, "assistants:delete");
         await storage.assistants.delete(a.assistant_id);
-        return reply.status(204).send();
+        return reply.status(200).send({});
       },
     );
 

@@ -109,7 +109,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.delete("/runs/crons/:cron_id", { schema: { tags, params: S.CronIdParams } }, async (req, reply) => {
       if (!(await storage.crons.delete(req.params.cron_id)))
         throw notFound(`Cron "${req.params.cron_id}" not found`);
-      return reply.status(204).send();
+      return reply.status(200).send({});
     });
   };
 }

@@ -146,7 +146,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         if (runs.live(run_id))
           throw conflict(`Run "${run_id}" is ${run.status}; cancel it before deleting it`);
         await storage.runs.delete(run_id);
-        return reply.status(204).send();
+        return reply.status(200).send({});
       },
     );
 

@@ -88,7 +88,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       if (runs.isBusy(id)) throw conflict(`Thread "${id}" is busy with a run; cancel it first`);
       if (!(await storage.threads.delete(id))) throw notFound(`Thread "${id}" not found`);
       ctx.broker.dropThread(id);
-      return reply.status(204).send();
+      return reply.status(200).send({});
     });
 
     app.post("/threads/prune", { schema: { tags, body: S.ThreadPrune } }, async (req) => {

@@ -408,7 +408,10 @@ export class RunManager {
     job.resolve(result);
   }
 
-  /** Cancels a run of a thread; with `wait`, resolves once it has stopped. */
+  /**
+   * Cancels a run of a thread; with `wait`, resolves once it has stopped. Cancelling a run that already
+   * ended does nothing (cancel is idempotent); an unknown run is 404.
+   */
   async cancel(
     threadId: string,
     runId: string,
@@ -416,9 +419,9 @@ export class RunManager {
   ): Promise<void> {
     const job = this.jobs.get(runId);
     if (!job || job.run.thread_id !== threadId) {
-      const run = await this.storage.runs.get(threadId, runId);
-      if (!run) throw notFound(`Run "${runId}" not found in thread "${threadId}"`);
-      throw conflict(`Run "${runId}" is ${run.status}; only pending or running runs can be cancelled`);
+      if (!(await this.storage.runs.get(threadId, runId)))
+        throw notFound(`Run "${runId}" not found in thread "${threadId}"`);
+      return;
     }
     this.abort(job, opts.action);
     if (opts.wait) await job.done;
