@@ -17,6 +17,7 @@ import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
 import type { Synchronous } from "./storage/sqlite/db.js";
 import { openSqliteStorage } from "./storage/sqlite/index.js";
+import { loadStoreIndex } from "./storage/store-index.js";
 import type { Storage } from "./storage/types.js";
 import { StreamBroker } from "./streams/channel.js";
 
@@ -92,7 +93,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let storage: Storage | undefined;
   let app: FastifyInstance | undefined;
   try {
-    storage = openSqliteStorage(dataDir, { synchronous: opts.synchronous ?? sqliteSync() });
+    storage = openSqliteStorage(dataDir, {
+      synchronous: opts.synchronous ?? sqliteSync(),
+      storeIndex: await loadStoreIndex(project.projectDir, project.raw.store),
+    });
     const graphs = new GraphRegistry(storage.checkpointer, storage.store);
     await graphs.loadAll(project.graphs);
     await ensureSystemAssistants(storage, graphs);

@@ -5,12 +5,13 @@ import type { ApiContext } from "./context.js";
 import { unprocessable } from "./errors.js";
 import * as S from "./schemas.js";
 
-const itemOut = (i: Item) => ({
+const itemOut = (i: Item & { score?: number }) => ({
   namespace: i.namespace,
   key: i.key,
   value: i.value,
   created_at: new Date(i.createdAt).toISOString(),
   updated_at: new Date(i.updatedAt).toISOString(),
+  ...(i.score !== undefined ? { score: i.score } : {}),
 });
 
 /** The store's own errors (a bad namespace, a query without an index) are the client's: 422. */
@@ -28,7 +29,9 @@ export function storeRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     const tags = ["Store"];
     app.put("/store/items", { schema: { tags, body: S.StorePut } }, async (req, reply) => {
       const b = req.body;
-      await asClientError(() => store.putItem(b.namespace, b.key, b.value, { ttl: b.ttl ?? null }));
+      await asClientError(() =>
+        store.putItem(b.namespace, b.key, b.value, { ttl: b.ttl ?? null, index: b.index }),
+      );
       return reply.status(204).send();
     });
 

@@ -184,6 +184,8 @@ export interface RunStore {
 export interface PutOptions {
   /** Minutes until the item expires; null/undefined for never. */
   ttl?: number | null;
+  /** Fields to embed for semantic search (store.index); false not to embed this item. */
+  index?: false | string[] | null;
 }
 
 export interface ReadOptions {

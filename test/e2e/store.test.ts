@@ -121,3 +121,24 @@ describe("graphs share the store", () => {
     expect(seen?.value).toEqual({ seen: true, profile_found: true });
   });
 });
+
+describe("semantic search (store.index)", () => {
+  const semantic = useHangar({ config: join(ROOT, "test/fixtures/semantic-project/langgraph.json") });
+
+  it("ranks items by similarity of their indexed field to the query, with a score", async () => {
+    const { client } = semantic;
+    const ns = [unique("notes")];
+    await client.store.putItem(ns, "a", { text: "jet engines and wings of planes", n: 1 });
+    await client.store.putItem(ns, "b", { text: "recipes for bread and cake", n: 2 });
+    await client.store.putItem(ns, "c", { text: "planes planes planes", n: 3 });
+    await client.store.putItem(ns, "d", { text: "planes too, but not indexed", n: 4 }, { index: false });
+    const res = await client.store.searchItems(ns, { query: "planes", limit: 10 });
+    const keys = res.items.map((i) => i.key);
+    expect(keys.slice(0, 2)).toEqual(["c", "a"]);
+    expect(keys[keys.length - 1]).toBe("d");
+    expect(typeof res.items[0].score).toBe("number");
+    expect(res.items[0].score!).toBeGreaterThan(res.items[1].score!);
+    const filtered = await client.store.searchItems(ns, { query: "planes", filter: { n: { $gte: 2 } } });
+    expect(filtered.items.map((i) => i.key)[0]).toBe("c");
+  });
+});

@@ -8,6 +8,7 @@ import { registerJsonFunctions } from "./json-filter.js";
 import { SqliteCrons } from "./crons.js";
 import { SqliteRuns } from "./runs.js";
 import { SqliteStore } from "./store.js";
+import type { StoreIndex } from "../store-index.js";
 import { SqliteThreads } from "./threads.js";
 import { WriteTracker } from "./write-tracker.js";
 
@@ -15,7 +16,10 @@ import { WriteTracker } from "./write-tracker.js";
  * Durability: FULL (default) acknowledges a write only after the WAL is fsynced (asynchronously, shared by
  * concurrent writes); NORMAL acknowledges after the commit (survives a process crash, not a power loss).
  */
-export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchronous } = {}): Storage {
+export function openSqliteStorage(
+  dataDir: string,
+  opts: { synchronous?: Synchronous; storeIndex?: StoreIndex } = {},
+): Storage {
   const mode = opts.synchronous ?? "FULL";
   // SQLite itself never fsyncs on commit here; FULL durability comes from the group commit's fsync.
   const db = openDatabase(dataDir, mode === "OFF" ? "OFF" : "NORMAL");
@@ -25,7 +29,7 @@ export function openSqliteStorage(dataDir: string, opts: { synchronous?: Synchro
   const begin = () => gc.begin();
   const tracker = new WriteTracker();
   const checkpointer = new HangarSqliteSaver(db, begin, tracker);
-  const store = new SqliteStore(db, begin);
+  const store = new SqliteStore(db, begin, opts.storeIndex);
   // Create the checkpointer's tables now, so thread copy/delete can rely on them.
   (checkpointer as unknown as { setup(): void }).setup();
   return {

@@ -14,6 +14,7 @@ import {
 } from "@langchain/langgraph-checkpoint";
 import type Database from "better-sqlite3";
 import { matchesFilter } from "../store-filter.js";
+import { cosine, textsOf, type StoreIndex } from "../store-index.js";
 import type { ItemStore, NamespaceQuery, PutOptions, ReadOptions } from "../types.js";
 import { now, statementCache } from "./rows.js";
 
@@ -38,6 +39,7 @@ export class SqliteStore extends BaseStore implements ItemStore {
   constructor(
     private db: Database.Database,
     private begin: () => void,
+    private index?: StoreIndex,
     sweepIntervalMs = 60_000,
   ) {
     super();
@@ -88,13 +90,29 @@ export class SqliteStore extends BaseStore implements ItemStore {
       this.stmt("DELETE FROM store_items WHERE namespace = ? AND key = ?").run(encode(namespace), key);
       return;
     }
+    // Embed first (it may call out), then write in one synchronous step.
+    let embedding: string | null = null;
+    if (this.index && opts.index !== false) {
+      const texts = textsOf(value, opts.index ?? this.index.fields);
+      if (texts.length) embedding = JSON.stringify(await this.index.embed(texts));
+    }
+    this.begin();
     const ts = now();
     this.stmt(
-      `INSERT INTO store_items (namespace, key, value, created_at, updated_at, ttl_minutes, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?)
+      `INSERT INTO store_items (namespace, key, value, created_at, updated_at, ttl_minutes, expires_at, embedding)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?)
        ON CONFLICT (namespace, key) DO UPDATE SET value = excluded.value, updated_at = excluded.updated_at,
-         ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at`,
-    ).run(encode(namespace), key, JSON.stringify(value), ts, ts, opts.ttl ?? null, this.expiry(opts.ttl));
+         ttl_minutes = excluded.ttl_minutes, expires_at = excluded.expires_at, embedding = excluded.embedding`,
+    ).run(
+      encode(namespace),
+      key,
+      JSON.stringify(value),
+      ts,
+      ts,
+      opts.ttl ?? null,
+      this.expiry(opts.ttl),
+      embedding,
+    );
   }
 
   private refresh(rows: any[], opts: ReadOptions): void {
@@ -116,17 +134,27 @@ export class SqliteStore extends BaseStore implements ItemStore {
   }
 
   async searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]> {
-    if (op.query)
-      throw new Error("semantic search (query) needs store.index in langgraph.json, which is not configured");
+    if (op.query && !this.index) {
+      throw new Error("query: semantic search needs store.index in langgraph.json, which is not configured");
+    }
     const prefix = encode(op.namespacePrefix);
     const rows = this.stmt(
       `SELECT * FROM store_items WHERE (namespace = ? OR substr(namespace, 1, ?) = ?)
          AND (expires_at IS NULL OR expires_at > ?) ORDER BY updated_at DESC, namespace, key`,
     ).all(prefix, prefix.length + 1, prefix + SEP, Date.now()) as any[];
-    const matching = op.filter ? rows.filter((r) => matchesFilter(JSON.parse(r.value), op.filter)) : rows;
+    let matching = op.filter ? rows.filter((r) => matchesFilter(JSON.parse(r.value), op.filter)) : rows;
+    if (op.query) {
+      // Ranked by the best cosine similarity of any embedded text of the item; unembedded items last.
+      const [q] = await this.index!.embed([op.query]);
+      for (const r of matching) {
+        const vectors = r.embedding ? (JSON.parse(r.embedding) as number[][]) : [];
+        r.score = vectors.length ? Math.max(...vectors.map((v) => cosine(q, v))) : null;
+      }
+      matching = [...matching].sort((a, b) => (b.score ?? -Infinity) - (a.score ?? -Infinity));
+    }
     const page = matching.slice(op.offset ?? 0, (op.offset ?? 0) + (op.limit ?? 10));
     this.refresh(page, opts);
-    return page.map(toItem);
+    return page.map((r) => (op.query ? { ...toItem(r), score: r.score ?? undefined } : toItem(r)));
   }
 
   private listNamespacesOp(op: ListNamespacesOperation): string[][] {
