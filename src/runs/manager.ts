@@ -9,6 +9,7 @@ import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storag
 import type { RunChannel, StreamBroker } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { buildKwargs } from "./kwargs.js";
+import { RunQueue } from "./queue.js";
 import { checkWebhookUrl, sendWebhook } from "./webhook.js";
 import { toPlain } from "./serde.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
@@ -59,13 +60,7 @@ export interface RunManagerOptions {
 export class RunManager {
   /** Live jobs (queued or executing) by run id. */
   private jobs = new Map<string, Job>();
-  /** The job executing on each thread. */
-  private active = new Map<string, Job>();
-  /** Jobs waiting for their thread, in order. */
-  private threadQueues = new Map<string, Job[]>();
-  /** Jobs whose thread is free, waiting for a worker slot. */
-  private ready: Job[] = [];
-  private executing = 0;
+  private queue: RunQueue<Job>;
   private shuttingDown = false;
 
   constructor(
@@ -74,7 +69,9 @@ export class RunManager {
     private broker: StreamBroker,
     private log: (msg: string) => void,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
-  ) {}
+  ) {
+    this.queue = new RunQueue(opts.maxConcurrent, (job) => this.execute(job));
+  }
 
   private async assistant(id: string): Promise<Assistant> {
     const a = await findAssistant(this.storage, id);
@@ -101,7 +98,7 @@ export class RunManager {
         })) ?? (await this.storage.threads.get(threadId));
       if (!thread) throw notFound(`Thread "${threadId}" not found`);
     }
-    const current = this.active.get(threadId);
+    const current = this.queue.holder(threadId);
     const strategy = body.multitask_strategy;
     if (current && strategy === "reject") {
       throw conflict(
@@ -122,7 +119,7 @@ export class RunManager {
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
       // The new run goes first in line; the running one stops at its next step.
-      this.queueFor(threadId).unshift(job);
+      this.queue.addFirst(job);
       this.abort(current, strategy);
     } else {
       this.enqueue(job, body.after_seconds ?? 0);
@@ -203,55 +200,13 @@ export class RunManager {
     return { run: job.run, channel: job.channel, done: job.done, cancel: () => this.abort(job, "interrupt") };
   }
 
-  private queueFor(threadId: string): Job[] {
-    let q = this.threadQueues.get(threadId);
-    if (!q) {
-      q = [];
-      this.threadQueues.set(threadId, q);
-    }
-    return q;
-  }
-
-  /** Queues a job behind its thread's runs (after an optional delay). */
+  /** Queues a job behind its thread's runs, after an optional delay. */
   private enqueue(job: Job, afterSeconds: number): void {
     if (afterSeconds > 0) {
-      setTimeout(() => this.jobs.has(job.run.run_id) && this.enqueue(job, 0), afterSeconds * 1000).unref();
+      setTimeout(() => this.jobs.has(job.run.run_id) && this.queue.add(job), afterSeconds * 1000).unref();
       return;
     }
-    const threadId = job.run.thread_id;
-    if (threadId && (this.active.has(threadId) || this.threadQueues.get(threadId)?.length)) {
-      this.queueFor(threadId).push(job);
-      if (!this.active.has(threadId)) this.advance(threadId);
-      return;
-    }
-    if (threadId) this.active.set(threadId, job);
-    this.ready.push(job);
-    this.pump();
-  }
-
-  /** Moves the next queued job of a free thread to the ready list. */
-  private advance(threadId: string): void {
-    const next = this.threadQueues.get(threadId)?.shift();
-    if (!this.threadQueues.get(threadId)?.length) this.threadQueues.delete(threadId);
-    if (next) {
-      this.active.set(threadId, next);
-      this.ready.push(next);
-      this.pump();
-    } else {
-      this.active.delete(threadId);
-    }
-  }
-
-  /** Starts ready jobs while worker slots are free. */
-  private pump(): void {
-    while (!this.shuttingDown && this.executing < this.opts.maxConcurrent && this.ready.length) {
-      const job = this.ready.shift()!;
-      this.executing++;
-      void this.execute(job).finally(() => {
-        this.executing--;
-        this.pump();
-      });
-    }
+    this.queue.add(job);
   }
 
   private async execute(job: Job): Promise<void> {
@@ -280,7 +235,7 @@ export class RunManager {
         .publish("metadata", { run_id: run.run_id, status: "run_done", run_status: result.status });
     }
     job.resolve(result);
-    if (threadId) this.advance(threadId);
+    if (threadId) this.queue.release(threadId);
     const webhook = (job.run.kwargs as { webhook?: string | null }).webhook;
     if (webhook) {
       const status = job.cancelAction ? "interrupted" : result.status;
@@ -384,15 +339,10 @@ export class RunManager {
       return;
     }
     const threadId = job.run.thread_id;
-    const q = threadId ? this.threadQueues.get(threadId) : undefined;
-    const inQueue = q ? q.indexOf(job) : -1;
-    const inReady = this.ready.indexOf(job);
-    if (inQueue >= 0) q!.splice(inQueue, 1);
-    if (inReady >= 0) this.ready.splice(inReady, 1);
-    // A job still waiting for its after_seconds delay is in neither list; its timer finds it gone.
+    // A job still waiting for its after_seconds delay is not queued yet; its timer finds it gone.
+    const { heldThread } = this.queue.remove(job);
     void this.settleUnstarted(job).then(() => {
-      // A ready job held its thread: let the thread's next run go.
-      if (inReady >= 0 && threadId) this.advance(threadId);
+      if (heldThread && threadId) this.queue.release(threadId);
     });
   }
 
@@ -483,7 +433,7 @@ export class RunManager {
   stats(): { pending: number; running: number } {
     let pending = 0;
     for (const job of this.jobs.values()) if (!job.started) pending++;
-    return { pending, running: this.executing };
+    return { pending, running: this.queue.running };
   }
 
   /** Called with each run's final status (metrics). */
@@ -491,7 +441,7 @@ export class RunManager {
 
   /** True while a run of this thread is executing. */
   isBusy(threadId: string): boolean {
-    return this.active.has(threadId);
+    return this.queue.holder(threadId) !== undefined;
   }
 
   /** Re-queues runs left pending or running by a previous process (embedded restart). */
@@ -532,6 +482,7 @@ export class RunManager {
    */
   async shutdown(graceMs = 2000): Promise<void> {
     this.shuttingDown = true;
+    this.queue.stop();
     const pending = [...this.jobs.values()].filter((j) => j.started).map((j) => j.done);
     for (const job of this.jobs.values()) job.controller.abort();
     await Promise.race([Promise.all(pending), new Promise((r) => setTimeout(r, graceMs).unref())]);
