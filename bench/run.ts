@@ -235,6 +235,26 @@ function describe(level: LevelResult, metrics: string[]): string {
  * One scenario on one target, on a fresh server: start, untimed setup, both concurrency levels, stop.
  * Returns false when the server did not start (the target is then skipped for the remaining scenarios).
  */
+/** Starts a target's server for one scenario and records its start-up; undefined (logged) on failure. */
+async function startTarget(
+  name: TargetName,
+  stamp: string,
+  info: TargetInfo,
+): Promise<BenchServer | undefined> {
+  let server: BenchServer;
+  try {
+    server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
+  } catch (err) {
+    info.error = (err as Error).message;
+    log(`  ${name}: FAILED TO START\n${info.error}`);
+    return undefined;
+  }
+  info.startupMs.push(Math.round(server.startupMs));
+  info.log = relative(ROOT, server.logFile);
+  log(`  ${name}: ${server.url} (pid ${server.pid}, ready in ${Math.round(server.startupMs)} ms)`);
+  return server;
+}
+
 async function benchScenario(
   name: TargetName,
   scenario: Scenario,
@@ -243,17 +263,8 @@ async function benchScenario(
   info: TargetInfo,
   rows: Row[],
 ): Promise<boolean> {
-  let server: BenchServer;
-  try {
-    server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
-  } catch (err) {
-    info.error = (err as Error).message;
-    log(`  ${name}: FAILED TO START\n${info.error}`);
-    return false;
-  }
-  info.startupMs.push(Math.round(server.startupMs));
-  info.log = relative(ROOT, server.logFile);
-  log(`  ${name}: ${server.url} (pid ${server.pid}, ready in ${Math.round(server.startupMs)} ms)`);
+  const server = await startTarget(name, stamp, info);
+  if (!server) return false;
   try {
     info.info ??= await getJson(`${server.url}/info`).catch((err) => ({ error: (err as Error).message }));
     const ctx: ScenarioContext = { url: server.url, searchThreads: profile.searchThreads };
@@ -300,17 +311,8 @@ async function benchBatch(
   info: TargetInfo,
   rows: BatchRow[],
 ): Promise<boolean> {
-  let server: BenchServer;
-  try {
-    server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
-  } catch (err) {
-    info.error = (err as Error).message;
-    log(`  ${name}: FAILED TO START\n${info.error}`);
-    return false;
-  }
-  info.startupMs.push(Math.round(server.startupMs));
-  info.log = relative(ROOT, server.logFile);
-  log(`  ${name}: ${server.url} (pid ${server.pid}, ready in ${Math.round(server.startupMs)} ms)`);
+  const server = await startTarget(name, stamp, info);
+  if (!server) return false;
   const sizes = profile.batch[name];
   const ref = profile.batch.hangar;
   const scaled =

@@ -290,24 +290,11 @@ export const ThreadCronCreate = z.object({
   ...CronRun,
   multitask_strategy: z.enum(["reject", "rollback", "interrupt", "enqueue"]).default("enqueue"),
 });
-export const CronPatch = z.object({
-  schedule: z.string().min(1).optional(),
-  timezone: z.string().optional(),
-  end_time: z.iso.datetime({ offset: true }).nullable().optional(),
-  input: z.unknown().optional(),
-  metadata: Obj.optional(),
-  config: Obj.optional(),
-  context: Obj.optional(),
-  webhook: z.string().nullable().optional(),
-  interrupt_before: Interrupts.nullable().optional(),
-  interrupt_after: Interrupts.nullable().optional(),
-  on_run_completed: z.enum(["delete", "keep"]).optional(),
-  enabled: z.boolean().optional(),
-  stream_mode: z.union([StreamMode, z.array(StreamMode)]).optional(),
-  stream_subgraphs: z.boolean().optional(),
-  stream_resumable: z.boolean().optional(),
-  durability: z.enum(["sync", "async", "exit"]).optional(),
-});
+export const CronPatch = z
+  .object(CronRun)
+  .omit({ assistant_id: true })
+  .partial()
+  .extend({ on_run_completed: z.enum(["delete", "keep"]).optional(), enabled: z.boolean().optional() });
 export const CronSearch = z.object({
   assistant_id: z.string().optional(),
   thread_id: Uuid.optional(),
