@@ -1,6 +1,9 @@
 // System routes: health, server info.
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { createRequire } from "node:module";
 import type { ApiContext } from "./context.js";
+
+const LANGGRAPH_VERSION: string = createRequire(import.meta.url)("@langchain/langgraph/package.json").version;
 
 export function systemRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -9,7 +12,7 @@ export function systemRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.get("/info", { schema: { tags } }, async () => ({
       version: ctx.version,
       server: "hangar",
-      langgraph_js_version: ctx.version,
+      langgraph_js_version: LANGGRAPH_VERSION,
       flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       graphs: ctx.graphs.ids(),
     }));
