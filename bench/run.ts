@@ -235,6 +235,12 @@ function describe(level: LevelResult, metrics: string[]): string {
  * One scenario on one target, on a fresh server: start, untimed setup, both concurrency levels, stop.
  * Returns false when the server did not start (the target is then skipped for the remaining scenarios).
  */
+/** The bounds of one measured level, from the profile. */
+function levelLimits(p: Profile) {
+  const { warmup, n, maxMs, minSamples, hardMaxMs, warmupMaxMs } = p;
+  return { warmup, n, maxMs, minSamples, hardMaxMs, warmupMaxMs };
+}
+
 /** Starts a target's server for one scenario and records its start-up; undefined (logged) on failure. */
 async function startTarget(
   name: TargetName,
@@ -284,12 +290,7 @@ async function benchScenario(
     for (const concurrency of CONCURRENCY) {
       const level = await runLevel({
         concurrency,
-        warmup: profile.warmup,
-        n: profile.n,
-        maxMs: profile.maxMs,
-        minSamples: profile.minSamples,
-        hardMaxMs: profile.hardMaxMs,
-        warmupMaxMs: profile.warmupMaxMs,
+        ...levelLimits(profile),
         prepare: scenario.prepare ? (count) => scenario.prepare!(ctx, state, count) : undefined,
         op: (input) => scenario.op(ctx, state, input),
       });
@@ -353,12 +354,7 @@ async function benchBaseline(profile: Profile, rows: Row[]): Promise<string | un
   for (const concurrency of CONCURRENCY) {
     const level = await runLevel({
       concurrency,
-      warmup: profile.warmup,
-      n: profile.n,
-      maxMs: profile.maxMs,
-      minSamples: profile.minSamples,
-      hardMaxMs: profile.hardMaxMs,
-      warmupMaxMs: profile.warmupMaxMs,
+      ...levelLimits(profile),
       op: () => baselineOp(),
     });
     rows.push(...toRows("in-process", "baseline", level, ["latency"]));

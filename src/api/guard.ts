@@ -30,9 +30,8 @@ export class Guard {
 
   /** The thread if it exists and the user may act on it with `event`; 404 otherwise. */
   async thread(req: FastifyRequest, threadId: string, event: string, value: Json = {}): Promise<Thread> {
-    const filter = await this.auth.authorize(req.user, event, { thread_id: threadId, ...value });
-    const t = await this.storage.threads.get(threadId);
-    if (!t || !metadataMatches(t.metadata, filter)) throw notFound(`Thread "${threadId}" not found`);
+    const t = await this.maybeThread(req, threadId, event, value);
+    if (!t) throw notFound(`Thread "${threadId}" not found`);
     return t;
   }
 
