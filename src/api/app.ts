@@ -57,25 +57,35 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     req.user = await ctx.guard.auth.authenticate(req);
   });
 
-  // Store and cron actions go through the auth handlers as allow/deny (their filters are not applied).
-  const events: Record<string, string> = {
-    "PUT /store/items": "store:put",
-    "GET /store/items": "store:get",
-    "DELETE /store/items": "store:delete",
-    "POST /store/items/search": "store:search",
-    "POST /store/namespaces": "store:list_namespaces",
-    "POST /runs/crons": "crons:create",
-    "POST /threads/:thread_id/runs/crons": "crons:create",
-    "POST /runs/crons/search": "crons:search",
-    "POST /runs/crons/count": "crons:search",
-    "GET /runs/crons/:cron_id": "crons:read",
-    "PATCH /runs/crons/:cron_id": "crons:update",
-    "DELETE /runs/crons/:cron_id": "crons:delete",
+  // Store and cron actions go through the auth handlers. Store handlers see the namespace as the SDK's
+  // Auth types name it (`namespace`) and may rewrite it (e.g. prefix it with the user's identity); the
+  // route then uses the rewritten one. Filters returned for store and cron actions are not applied.
+  const events: Record<string, [string, string?]> = {
+    "PUT /store/items": ["store:put", "namespace"],
+    "GET /store/items": ["store:get", "namespace"],
+    "DELETE /store/items": ["store:delete", "namespace"],
+    "POST /store/items/search": ["store:search", "namespace_prefix"],
+    "POST /store/namespaces": ["store:list_namespaces", "prefix"],
+    "POST /runs/crons": ["crons:create"],
+    "POST /threads/:thread_id/runs/crons": ["crons:create"],
+    "POST /runs/crons/search": ["crons:search"],
+    "POST /runs/crons/count": ["crons:search"],
+    "GET /runs/crons/:cron_id": ["crons:read"],
+    "PATCH /runs/crons/:cron_id": ["crons:update"],
+    "DELETE /runs/crons/:cron_id": ["crons:delete"],
   };
   app.addHook("preHandler", async (req) => {
-    const event = events[`${req.method} ${req.routeOptions.url}`];
-    if (event)
-      await ctx.guard.filter(req, event, { ...((req.body as object) ?? {}), ...(req.query as object) });
+    const found = events[`${req.method} ${req.routeOptions.url}`];
+    if (!found) return;
+    const [event, nsField] = found;
+    const source = (req.method === "GET" ? req.query : req.body) as Record<string, unknown> | undefined;
+    const value: Record<string, unknown> = { ...(source ?? {}) };
+    if (nsField) {
+      const ns = source?.[nsField];
+      value.namespace = typeof ns === "string" ? ns.split(".").filter(Boolean) : (ns ?? []);
+    }
+    await ctx.guard.filter(req, event, value);
+    if (nsField && source) source[nsField] = value.namespace;
   });
 
   // Nothing is acknowledged or shown before it is durable: every response waits until what was written so

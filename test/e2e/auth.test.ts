@@ -88,7 +88,21 @@ describe("custom auth", () => {
   });
 
   it("a handler that returns false refuses the action with 403", async () => {
-    const err = await httpError(as("token-alice").store.putItem(["x"], "k", { v: 1 }));
+    const err = await httpError(as("token-alice").store.deleteItem(["x"], "k"));
     expect(err.status).toBe(403);
+  });
+
+  it("store handlers can scope each user's items under their own namespace", async () => {
+    const alice = as("token-alice");
+    const bob = as("token-bob");
+    const ns = unique("notes");
+    await alice.store.putItem([ns], "k", { secret: "alice's" });
+    expect((await alice.store.getItem([ns], "k"))?.value).toEqual({ secret: "alice's" });
+    expect(await bob.store.getItem([ns], "k")).toBeNull();
+    expect((await alice.store.searchItems([ns])).items.map((i) => i.namespace)).toEqual([["alice", ns]]);
+    expect((await bob.store.searchItems([ns])).items).toEqual([]);
+    const names = await bob.store.listNamespaces({ prefix: [ns] });
+    expect(names.namespaces).toEqual([]);
+    expect((await alice.store.listNamespaces({ prefix: [ns] })).namespaces).toEqual([["alice", ns]]);
   });
 });
