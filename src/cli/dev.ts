@@ -16,25 +16,48 @@ export interface DevOptions {
   nJobsPerWorker: string;
 }
 
-function parsePort(opts: DevOptions): number | string {
-  const raw = opts.port ?? process.env.PORT ?? "2024";
+function parsePort(opts: { port?: string }, fallback: string): number | string {
+  const raw = opts.port ?? process.env.PORT ?? fallback;
   const n = Number(raw);
   if (!/^\d+$/.test(String(raw)) || n < 0 || n > 65535) return `invalid port "${raw}": expected 0-65535`;
   return n;
 }
 
-export async function runDev(opts: DevOptions): Promise<number> {
-  const port = parsePort(opts);
+/** Validates the shared flags; a message (and exit code 2) when one is wrong. */
+export function checkFlags(
+  cmd: string,
+  opts: { port?: string; nJobsPerWorker: string },
+  defaultPort: string,
+): { port: number; nJobs: number } | undefined {
+  const port = parsePort(opts, defaultPort);
   if (typeof port === "string") {
-    console.error(`hangar dev: ${port}`);
-    return 2;
+    console.error(`hangar ${cmd}: ${port}`);
+    return undefined;
   }
   const nJobs = Number(opts.nJobsPerWorker);
   if (!Number.isInteger(nJobs) || nJobs < 1) {
-    console.error(`hangar dev: --n-jobs-per-worker must be a positive integer, not "${opts.nJobsPerWorker}"`);
-    return 2;
+    console.error(
+      `hangar ${cmd}: --n-jobs-per-worker must be a positive integer, not "${opts.nJobsPerWorker}"`,
+    );
+    return undefined;
   }
+  return { port, nJobs };
+}
+
+export async function runDev(opts: DevOptions): Promise<number> {
+  const flags = checkFlags("dev", opts, "2024");
+  if (!flags) return 2;
   if (opts.reload) return supervise(opts);
+  return runServer("dev", opts, flags.port, flags.nJobs);
+}
+
+/** Starts the server in this process, prints where it listens, and serves until a signal. */
+export async function runServer(
+  cmd: string,
+  opts: { config: string; dataDir?: string; host: string },
+  port: number,
+  nJobs: number,
+): Promise<number> {
   try {
     const server = await startServer({
       configPath: resolve(opts.config),
@@ -69,10 +92,10 @@ export async function runDev(opts: DevOptions): Promise<number> {
       e instanceof StartupError ||
       e instanceof AuthError
     ) {
-      console.error(`hangar dev: ${e.message}`);
+      console.error(`hangar ${cmd}: ${e.message}`);
       return 1;
     }
-    console.error(`hangar dev: failed to start: ${(e as Error).stack ?? e}`);
+    console.error(`hangar ${cmd}: failed to start: ${(e as Error).stack ?? e}`);
     return 1;
   }
 }

@@ -2,6 +2,7 @@
 import { Command, Option } from "commander";
 import { VERSION } from "../server.js";
 import { runDev } from "./dev.js";
+import { runServe } from "./serve.js";
 
 const program = new Command();
 program.name("hangar").description("Self-hostable platform for LangGraph.js agents").version(VERSION);
@@ -17,6 +18,19 @@ program
   .option("--n-jobs-per-worker <n>", "runs executing at once", "10")
   .action(async (opts) => {
     process.exit(await runDev(opts));
+  });
+
+program
+  .command("serve")
+  .description("Run the Agent Server for production (no reload); embedded storage unless DATABASE_URL is set")
+  .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
+  .addOption(new Option("-p, --port <port>", "port to listen on (default 8123, or $PORT)"))
+  .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")
+  .option("--data-dir <dir>", "directory for the embedded database (default: .hangar beside the config)")
+  .option("--n-jobs-per-worker <n>", "runs executing at once", "10")
+  .option("--mode <mode>", "api, worker or all (api and worker need PostgreSQL + Redis)", "all")
+  .action(async (opts) => {
+    process.exit(await runServe(opts));
   });
 
 await program.parseAsync(process.argv);

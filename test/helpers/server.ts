@@ -28,6 +28,8 @@ export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;
   args?: string[];
+  /** The CLI command: `dev` (default, started with --no-reload) or `serve`. */
+  command?: "dev" | "serve";
 }
 
 /** Creates a fresh temporary data directory; removed by `cleanupDir`. */
@@ -49,7 +51,7 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
   const dataDir = opts.dataDir ?? tempDir();
   const args = [
     BIN,
-    "dev",
+    opts.command ?? "dev",
     "--config",
     opts.config ?? EXAMPLE_CONFIG,
     "--port",
@@ -58,7 +60,7 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
     "127.0.0.1",
     "--data-dir",
     dataDir,
-    "--no-reload",
+    ...((opts.command ?? "dev") === "dev" ? ["--no-reload"] : []),
     ...(opts.args ?? []),
   ];
   const env = { ...process.env, ...opts.env };
