@@ -49,6 +49,26 @@ interface Profile {
   batch: Record<TargetName, BatchSizes>;
 }
 
+// Both targets get the same sizes; the per-target shape lets a slow peer be scaled down (and labelled so).
+const FULL_BATCH = {
+  bgRuns: 1000,
+  bgOneThread: 200,
+  bgBudgetMs: 60_000,
+  pickup: 200,
+  pickupBudgetMs: 20_000,
+  fanout: 500,
+  fanoutTimeoutMs: 120_000,
+};
+const QUICK_BATCH = {
+  bgRuns: 200,
+  bgOneThread: 50,
+  bgBudgetMs: 30_000,
+  pickup: 50,
+  pickupBudgetMs: 10_000,
+  fanout: 100,
+  fanoutTimeoutMs: 60_000,
+};
+
 const PROFILES: Record<"full" | "quick", Profile> = {
   full: {
     warmup: 2000,
@@ -59,24 +79,8 @@ const PROFILES: Record<"full" | "quick", Profile> = {
     warmupMaxMs: 2_000,
     searchThreads: 10_000,
     batch: {
-      hangar: {
-        bgRuns: 1000,
-        bgOneThread: 200,
-        bgBudgetMs: 60_000,
-        pickup: 200,
-        pickupBudgetMs: 20_000,
-        fanout: 500,
-        fanoutTimeoutMs: 120_000,
-      },
-      peer: {
-        bgRuns: 1000,
-        bgOneThread: 200,
-        bgBudgetMs: 60_000,
-        pickup: 200,
-        pickupBudgetMs: 20_000,
-        fanout: 500,
-        fanoutTimeoutMs: 120_000,
-      },
+      hangar: FULL_BATCH,
+      peer: FULL_BATCH,
     },
   },
   quick: {
@@ -88,24 +92,8 @@ const PROFILES: Record<"full" | "quick", Profile> = {
     warmupMaxMs: 1_000,
     searchThreads: 1_000,
     batch: {
-      hangar: {
-        bgRuns: 200,
-        bgOneThread: 50,
-        bgBudgetMs: 30_000,
-        pickup: 50,
-        pickupBudgetMs: 10_000,
-        fanout: 100,
-        fanoutTimeoutMs: 60_000,
-      },
-      peer: {
-        bgRuns: 200,
-        bgOneThread: 50,
-        bgBudgetMs: 30_000,
-        pickup: 50,
-        pickupBudgetMs: 10_000,
-        fanout: 100,
-        fanoutTimeoutMs: 60_000,
-      },
+      hangar: QUICK_BATCH,
+      peer: QUICK_BATCH,
     },
   },
 };
