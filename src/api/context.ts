@@ -1,9 +1,9 @@
 // What every route module receives: storage, graphs, the run manager and thread state service.
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { RunManager } from "../runs/manager.js";
+import type { RunService } from "../runs/service.js";
 import type { ThreadStateService } from "../runs/thread-state.js";
 import type { Storage } from "../storage/types.js";
-import type { StreamBroker } from "../streams/channel.js";
+import type { Broker } from "../streams/channel.js";
 import type { Metrics } from "./metrics.js";
 import type { Guard } from "./guard.js";
 import type { HttpConfig, UserApp } from "./http-config.js";
@@ -11,9 +11,9 @@ import type { HttpConfig, UserApp } from "./http-config.js";
 export interface ApiContext {
   storage: Storage;
   graphs: GraphRegistry;
-  runs: RunManager;
+  runs: RunService;
   threadState: ThreadStateService;
-  broker: StreamBroker;
+  broker: Broker;
   metrics: Metrics;
   guard: Guard;
   /** The `http` section of langgraph.json. */

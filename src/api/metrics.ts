@@ -26,22 +26,22 @@ export class Metrics {
     registers: [this.registry],
   });
 
-  constructor(queue: () => { pending: number; running: number }) {
+  constructor(queue: () => Promise<{ pending: number; running: number }>) {
     collectDefaultMetrics({ register: this.registry, prefix: "hangar_" });
     new Gauge({
       name: "hangar_runs_pending",
       help: "Runs waiting for their thread or a worker slot (queue depth)",
       registers: [this.registry],
-      collect() {
-        this.set(queue().pending);
+      async collect() {
+        this.set((await queue()).pending);
       },
     });
     new Gauge({
       name: "hangar_runs_running",
       help: "Runs executing now",
       registers: [this.registry],
-      collect() {
-        this.set(queue().running);
+      async collect() {
+        this.set((await queue()).running);
       },
     });
   }

@@ -1,8 +1,8 @@
 // Run routes: streamed, waited and background runs (on a thread or stateless), batch, join, cancel, reads.
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import type { StartedRun } from "../runs/manager.js";
-import type { EventLog, StreamEvent } from "../streams/channel.js";
+import type { StartedRun } from "../runs/service.js";
+import type { EventSource, StreamEvent, StreamFrom } from "../streams/channel.js";
 import { SseWriter } from "../streams/sse.js";
 import type { ApiContext } from "./context.js";
 import { conflict, notFound } from "./errors.js";
@@ -27,8 +27,8 @@ export function lastEventId(req: FastifyRequest): number | undefined {
  */
 export async function streamLog(
   reply: FastifyReply,
-  log: EventLog,
-  fromId: number,
+  log: EventSource,
+  fromId: StreamFrom,
   opts: {
     headers?: Record<string, string>;
     keep?: (ev: StreamEvent) => boolean;
@@ -143,7 +143,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const { thread_id, run_id } = req.params;
         const run = await storage.runs.get(thread_id, run_id);
         if (!run) throw notFound(`Run "${run_id}" not found in thread "${thread_id}"`);
-        if (runs.live(run_id))
+        if (run.status === "pending" || run.status === "running")
           throw conflict(`Run "${run_id}" is ${run.status}; cancel it before deleting it`);
         await storage.runs.delete(run_id);
         return reply.status(200).send({});
@@ -190,14 +190,12 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const { thread_id, run_id } = req.params;
         const run = await storage.runs.get(thread_id, run_id);
         if (!run) throw notFound(`Run "${run_id}" not found in thread "${thread_id}"`);
-        const live = runs.live(run_id);
-        const log = live?.channel ?? ctx.broker.get(run_id);
-        const resumable =
-          live?.resumable ?? Boolean((run.kwargs as { stream_resumable?: boolean }).stream_resumable);
+        const log = runs.runLog(run);
+        const resumable = Boolean((run.kwargs as { stream_resumable?: boolean }).stream_resumable);
         const last = lastEventId(req);
         // Without stream_resumable, a join sees only what comes after it (seed §4); with it, Last-Event-ID
         // resumes right after that event and -1 replays everything kept.
-        const from = !log ? 0 : resumable && last !== undefined ? last + 1 : log.nextId;
+        const from = resumable && last !== undefined ? last + 1 : "next";
         const modes = req.query.stream_mode;
         const wanted = modes ? new Set(Array.isArray(modes) ? modes : [modes]) : undefined;
         const keep = wanted

@@ -85,7 +85,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.delete("/threads/:thread_id", { schema: { tags, params: S.ThreadIdParams } }, async (req, reply) => {
       const id = req.params.thread_id;
       await guard.thread(req, id, "threads:delete");
-      if (runs.isBusy(id)) throw conflict(`Thread "${id}" is busy with a run; cancel it first`);
+      if (await runs.isBusy(id)) throw conflict(`Thread "${id}" is busy with a run; cancel it first`);
       if (!(await storage.threads.delete(id))) throw notFound(`Thread "${id}" not found`);
       ctx.broker.dropThread(id);
       return reply.status(200).send({});
@@ -94,7 +94,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.post("/threads/prune", { schema: { tags, body: S.ThreadPrune } }, async (req) => {
       let pruned = 0;
       for (const id of req.body.thread_ids) {
-        if (!(await storage.threads.get(id)) || runs.isBusy(id)) continue;
+        if (!(await storage.threads.get(id)) || (await runs.isBusy(id))) continue;
         await guard.thread(req, id, "threads:delete");
         if (req.body.strategy === "keep_latest") await storage.threads.keepLatest(id);
         else if (await storage.threads.delete(id)) ctx.broker.dropThread(id);
@@ -183,7 +183,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const log = ctx.broker.thread(id);
         const last = lastEventId(req);
         // Open until the client leaves (or the thread is deleted); Last-Event-ID resumes after that event.
-        await streamLog(reply, log, last === undefined ? log.nextId : last + 1, {
+        await streamLog(reply, log, last === undefined ? "next" : last + 1, {
           keep,
           clients: ctx.metrics.streamClients,
         });

@@ -4,7 +4,7 @@ import { CronExpressionParser } from "cron-parser";
 import { unprocessable } from "../api/errors.js";
 import { RunCreateStateful } from "../api/schemas.js";
 import type { Cron, Storage } from "../storage/types.js";
-import type { RunManager } from "./manager.js";
+import type { RunService } from "./service.js";
 import { randomUUID } from "node:crypto";
 
 /** The first run date of `schedule` after `after` (ISO), or null if it falls after `endTime`. */
@@ -32,7 +32,7 @@ export class CronScheduler {
 
   constructor(
     private storage: Storage,
-    private runs: RunManager,
+    private runs: RunService,
     private log: (msg: string) => void,
     private tickMs = 250,
   ) {}

@@ -6,32 +6,24 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import { conflict, notFound, unprocessable } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
 import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
-import type { RunChannel, StreamBroker } from "../streams/channel.js";
-import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
+import type { EventSource, RunChannel, StreamBroker } from "../streams/channel.js";
+import type { RunService, StartedRun } from "./service.js";
+import type { RunKwargs } from "./executor.js";
+import {
+  announceEnd,
+  executeJob,
+  runFailed,
+  type CancelAction,
+  type RunDeps,
+  type RunResult,
+} from "./execute-job.js";
 import { buildKwargs } from "./kwargs.js";
 import { RunQueue } from "./queue.js";
-import { checkWebhookUrl, sendWebhook } from "./webhook.js";
-import { toPlain } from "./serde.js";
-import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
+import { checkWebhookUrl } from "./webhook.js";
 
-export interface StartedRun {
-  run: Run;
-  channel: RunChannel;
-  /** Resolves with the outcome when the run ends (never rejects). */
-  done: Promise<RunResult>;
-  /** Aborts the run (on_disconnect: cancel). */
-  cancel: () => void;
-}
+export type { StartedRun } from "./service.js";
 
-export interface RunResult extends RunOutcome {
-  /**
-   * Final output for /wait: the last values, with `__interrupt__` when the run stopped at an interrupt.
-   * Graph values (messages are class instances): serialize with `toJson`.
-   */
-  output: unknown;
-}
-
-export type CancelAction = "interrupt" | "rollback";
+export type { CancelAction, RunResult } from "./execute-job.js";
 
 interface Job {
   run: Run;
@@ -57,7 +49,7 @@ export interface RunManagerOptions {
   maxAttempts: number;
 }
 
-export class RunManager {
+export class RunManager implements RunService {
   /** Live jobs (queued or executing) by run id. */
   private jobs = new Map<string, Job>();
   private queue: RunQueue<Job>;
@@ -71,6 +63,10 @@ export class RunManager {
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
     this.queue = new RunQueue(opts.maxConcurrent, (job) => this.execute(job));
+  }
+
+  private get deps(): RunDeps {
+    return { storage: this.storage, graphs: this.graphs, broker: this.broker, log: this.log };
   }
 
   private async assistant(id: string): Promise<Assistant> {
@@ -211,46 +207,20 @@ export class RunManager {
 
   private async execute(job: Job): Promise<void> {
     const { run } = job;
-    const threadId = run.thread_id;
     let result: RunResult;
     try {
       result = await this.runJob(job);
     } catch (e) {
-      this.log(`run ${run.run_id} failed outside the graph: ${(e as Error).stack ?? e}`);
-      const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
-      job.channel.publish("error", error);
-      result = { status: "error", values: undefined, error, output: { __error__: error } };
-      if (threadId) {
-        await this.storage.threads.setState(threadId, { status: "error", error }).catch(() => {});
-        await this.storage.runs.setStatus(run.run_id, "error").catch(() => {});
-      }
+      result = await runFailed(this.deps, run, e);
+      job.channel.publish("error", result.error);
     }
     this.broker.finish(run.run_id, job.resumable);
     this.jobs.delete(run.run_id);
-    this.onFinished(job.cancelAction ? "interrupted" : result.status);
-    if (threadId) {
-      // Thread streams: the run's `metadata` event marked its start; this marks its end.
-      this.broker
-        .thread(threadId)
-        .publish("metadata", { run_id: run.run_id, status: "run_done", run_status: result.status });
-    }
+    const status = job.cancelAction ? "interrupted" : result.status;
+    this.onFinished(status);
+    announceEnd(this.deps, run, result, status);
     job.resolve(result);
-    if (threadId) this.queue.release(threadId);
-    const webhook = (job.run.kwargs as { webhook?: string | null }).webhook;
-    if (webhook) {
-      const status = job.cancelAction ? "interrupted" : result.status;
-      void sendWebhook(
-        webhook,
-        {
-          ...job.run,
-          status,
-          updated_at: new Date().toISOString(),
-          values: result.output,
-          error: result.error ?? null,
-        },
-        this.log,
-      );
-    }
+    if (run.thread_id) this.queue.release(run.thread_id);
   }
 
   /** A job cancelled while queued: it never starts. */
@@ -262,73 +232,20 @@ export class RunManager {
     return { status: "interrupted", values: undefined, output: null };
   }
 
-  private async runJob(job: Job): Promise<RunResult> {
-    const { run, assistant, kwargs, channel, controller } = job;
+  private runJob(job: Job): Promise<RunResult> {
     job.started = true;
-    const threadId = run.thread_id;
-    let mark: unknown;
-    if (threadId && !(await this.storage.threads.get(threadId))) {
-      // The thread was deleted while this run waited (after_seconds): there is nothing to run on.
-      return { status: "interrupted", values: undefined, output: null };
-    }
-    if (threadId) {
-      job.attempt = await this.storage.runs.start(run.run_id);
-      await this.storage.threads.touchTtl(threadId);
-      mark = await this.storage.threads.checkpointMark(threadId);
-      await this.storage.threads.setState(threadId, {
-        status: "busy",
-        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-      });
-    }
-    const publish = (event: string, data: unknown) => {
-      channel.publish(event, data);
-      if (threadId) this.broker.thread(threadId).publish(event, data);
-    };
-    publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt: job.attempt });
-    // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
-    // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
-    await new Promise<void>((r) => setImmediate(r));
-    const graph = job.stateless
-      ? await this.graphs.getWith(assistant.graph_id, kwargs.config, undefined)
-      : await this.graphs.get(assistant.graph_id, kwargs.config);
-    const outcome = await executeRun(graph, kwargs, run.run_id, controller.signal, publish);
-    let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
-    // Stopped by shutdown: the run stays "running" and the next start resumes it.
-    if (!threadId || this.shuttingDown) return { ...outcome, output };
-
-    if (job.cancelAction === "rollback") {
-      await this.storage.threads.rollbackCheckpoints(threadId, mark);
-      await this.storage.runs.delete(run.run_id);
-    }
-    let state: ThreadStateJson | null = null;
-    try {
-      state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
-    } catch (e) {
-      // After a failed run the checkpoint may hold the writes that failed; the error is already reported.
-      if (!outcome.error) throw e;
-    }
-    if (state && !outcome.error && state.interrupts.length) {
-      output = { ...(state.values as Json), __interrupt__: state.interrupts };
-    }
-    // A cancelled run leaves its thread idle (its completed steps stay, unless rolled back).
-    const status =
-      outcome.status === "error"
-        ? "error"
-        : job.cancelAction
-          ? "idle"
-          : state?.next.length
-            ? "interrupted"
-            : "idle";
-    await this.storage.threads.setState(threadId, {
-      status,
-      ...(state
-        ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
-        : {}),
-      error: outcome.error ?? null,
+    return executeJob(this.deps, {
+      run: job.run,
+      assistant: job.assistant,
+      kwargs: job.kwargs,
+      channel: job.channel,
+      stateless: job.stateless,
+      signal: job.controller.signal,
+      start: async () => (job.attempt = await this.storage.runs.start(job.run.run_id)),
+      attempt: () => job.attempt,
+      cancelAction: () => job.cancelAction,
+      stopping: () => this.shuttingDown,
     });
-    if (job.cancelAction !== "rollback") await this.storage.runs.setStatus(run.run_id, outcome.status);
-    if (state) this.broker.thread(threadId).publish("state_update", { ...state, run_id: run.run_id });
-    return { ...outcome, output };
   }
 
   /** Stops a job: a queued one never starts; a running one stops at its next step. */
@@ -423,14 +340,11 @@ export class RunManager {
     return thread?.values ?? {};
   }
 
-  /** The live job of a run, if any (for joining its stream). */
-  live(runId: string): { channel: RunChannel; resumable: boolean } | undefined {
-    const job = this.jobs.get(runId);
-    return job ? { channel: job.channel, resumable: job.resumable } : undefined;
+  runLog(run: Run): EventSource | undefined {
+    return this.jobs.get(run.run_id)?.channel ?? this.broker.get(run.run_id);
   }
 
-  /** Queue depth and runs executing, for metrics. */
-  stats(): { pending: number; running: number } {
+  async stats(): Promise<{ pending: number; running: number }> {
     let pending = 0;
     for (const job of this.jobs.values()) if (!job.started) pending++;
     return { pending, running: this.queue.running };
@@ -439,8 +353,7 @@ export class RunManager {
   /** Called with each run's final status (metrics). */
   onFinished: (status: string) => void = () => {};
 
-  /** True while a run of this thread is executing. */
-  isBusy(threadId: string): boolean {
+  async isBusy(threadId: string): Promise<boolean> {
     return this.queue.holder(threadId) !== undefined;
   }
 

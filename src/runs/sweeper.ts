@@ -1,15 +1,15 @@
 // Sweeps threads whose TTL has passed: deletes them (strategy delete) or keeps only their latest
 // checkpoint (keep_latest). A thread with a run in progress waits for the next sweep.
 import type { Storage } from "../storage/types.js";
-import type { StreamBroker } from "../streams/channel.js";
+import type { Broker } from "../streams/channel.js";
 
 export class ThreadSweeper {
   private timer: NodeJS.Timeout | undefined;
 
   constructor(
     private storage: Storage,
-    private broker: StreamBroker,
-    private isBusy: (threadId: string) => boolean,
+    private broker: Broker,
+    private isBusy: (threadId: string) => Promise<boolean>,
     private log: (msg: string) => void,
   ) {}
 
@@ -29,7 +29,7 @@ export class ThreadSweeper {
         new Date().toISOString(),
         500,
       )) {
-        if (this.isBusy(thread_id)) continue;
+        if (await this.isBusy(thread_id)) continue;
         if (strategy === "keep_latest") await this.storage.threads.keepLatest(thread_id);
         else if (await this.storage.threads.delete(thread_id)) this.broker.dropThread(thread_id);
         n++;

@@ -25,7 +25,7 @@ export class ThreadStateService {
   constructor(
     private storage: Storage,
     private graphs: GraphRegistry,
-    private isBusy: (threadId: string) => boolean,
+    private isBusy: (threadId: string) => Promise<boolean>,
   ) {}
 
   async thread(threadId: string): Promise<Thread> {
@@ -92,7 +92,7 @@ export class ThreadStateService {
     body: { values?: unknown; as_node?: string; checkpoint?: CheckpointSel; checkpoint_id?: string },
   ): Promise<{ checkpoint: ReturnType<typeof configToCheckpoint> }> {
     const thread = await this.thread(threadId);
-    if (this.isBusy(threadId)) throw conflict(`Thread "${threadId}" is busy with a run`);
+    if (await this.isBusy(threadId)) throw conflict(`Thread "${threadId}" is busy with a run`);
     const graph = await this.graphOf(thread);
     if (!graph) {
       throw conflict(

@@ -10,7 +10,39 @@ export interface StreamEvent {
   data: string;
 }
 
-export class EventLog {
+/** Where a subscription starts: an event id (that event and later ones), or "next" (only what comes next). */
+export type StreamFrom = number | "next";
+
+/** A log that can be read from any process that has the broker (embedded: this one; Redis: any replica). */
+export interface EventSource {
+  /** Events from `from` until the log ends or the signal aborts. */
+  subscribe(from: StreamFrom, signal?: AbortSignal): AsyncGenerator<StreamEvent>;
+}
+
+/** A log a run publishes to (its own, and its thread's). */
+export interface EventSink {
+  publish(event: string, data: unknown): void;
+}
+
+/**
+ * The run and thread event logs, as the API and the run executors see them. The embedded broker keeps them in
+ * memory; the Redis one keeps them in Redis Streams so every replica reads what any worker wrote.
+ */
+export interface Broker {
+  /** The log a run publishes to (created on first use). */
+  open(runId: string): EventSink & EventSource;
+  /** A run's log for reading, if it may still hold events. */
+  get(runId: string): EventSource | undefined;
+  /** Ends a run's log: a resumable one stays joinable for the TTL. */
+  finish(runId: string, resumable: boolean): void;
+  /** The thread's log. */
+  thread(threadId: string): EventSink & EventSource;
+  /** Forgets a deleted thread's log (open subscribers end). */
+  dropThread(threadId: string): void;
+  close(): Promise<void>;
+}
+
+export class EventLog implements EventSource, EventSink {
   private events: StreamEvent[] = [];
   /** Id of events[0]; older events were dropped by retention. */
   private base = 0;
@@ -55,8 +87,8 @@ export class EventLog {
   }
 
   /** Events with id >= `fromId` (from the oldest kept, if dropped), until the log closes or the signal aborts. */
-  async *subscribe(fromId = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
-    let id = Math.max(fromId, this.base);
+  async *subscribe(from: StreamFrom = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+    let id = Math.max(from === "next" ? this.nextId : from, this.base);
     let wake: (() => void) | undefined;
     const onAbort = () => wake?.();
     signal?.addEventListener("abort", onAbort, { once: true });
@@ -84,7 +116,7 @@ export class RunChannel extends EventLog {
 }
 
 /** Registry of run logs (kept after the run for resumable streams) and thread logs. */
-export class StreamBroker {
+export class StreamBroker implements Broker {
   private runs = new Map<string, RunChannel>();
   private threads = new Map<string, EventLog>();
 
@@ -130,4 +162,6 @@ export class StreamBroker {
     this.threads.get(threadId)?.close();
     this.threads.delete(threadId);
   }
+
+  async close(): Promise<void> {}
 }

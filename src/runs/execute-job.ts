@@ -1,0 +1,151 @@
+// Executing one run, shared by the embedded run manager and the scale-out workers: marks the thread busy,
+// streams the graph's events to the run's log and its thread's log, applies a cancellation (interrupt or
+// rollback), and records the thread's final state and the run's status.
+import type { GraphRegistry } from "../graphs/registry.js";
+import type { Assistant, Json, Run, Storage } from "../storage/types.js";
+import type { Broker, EventSink } from "../streams/channel.js";
+import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
+import { toPlain } from "./serde.js";
+import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
+import { sendWebhook } from "./webhook.js";
+
+export type CancelAction = "interrupt" | "rollback";
+
+export interface RunResult extends RunOutcome {
+  /**
+   * Final output for /wait: the last values, with `__interrupt__` when the run stopped at an interrupt.
+   * Graph values (messages are class instances): serialize with `toJson`.
+   */
+  output: unknown;
+}
+
+export interface RunDeps {
+  storage: Storage;
+  graphs: GraphRegistry;
+  broker: Broker;
+  log: (msg: string) => void;
+}
+
+export interface ExecJob {
+  run: Run;
+  assistant: Assistant;
+  kwargs: RunKwargs;
+  channel: EventSink;
+  stateless: boolean;
+  signal: AbortSignal;
+  /** Marks the run started (stateful runs); resolves with its attempt number. */
+  start: () => Promise<number>;
+  /** The attempt number, for a run that was marked started elsewhere (stateless runs: 1). */
+  attempt: () => number;
+  /** How the run was cancelled, if it was. */
+  cancelAction: () => CancelAction | undefined;
+  /** True when the process is stopping: the run's outcome is not recorded (it will run again). */
+  stopping: () => boolean;
+}
+
+export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult> {
+  const { storage, graphs, broker } = deps;
+  const { run, assistant, kwargs, channel } = job;
+  const threadId = run.thread_id;
+  let mark: unknown;
+  if (threadId && !(await storage.threads.get(threadId))) {
+    // The thread was deleted while this run waited (after_seconds): there is nothing to run on.
+    return { status: "interrupted", values: undefined, output: null };
+  }
+  let attempt = job.attempt();
+  if (threadId) {
+    attempt = await job.start();
+    await storage.threads.touchTtl(threadId);
+    mark = await storage.threads.checkpointMark(threadId);
+    await storage.threads.setState(threadId, {
+      status: "busy",
+      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+    });
+  }
+  const threadLog = threadId ? broker.thread(threadId) : undefined;
+  const publish = (event: string, data: unknown) => {
+    channel.publish(event, data);
+    threadLog?.publish(event, data);
+  };
+  publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt });
+  // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
+  // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
+  await new Promise<void>((r) => setImmediate(r));
+  const graph = job.stateless
+    ? await graphs.getWith(assistant.graph_id, kwargs.config, undefined)
+    : await graphs.get(assistant.graph_id, kwargs.config);
+  const outcome = await executeRun(graph, kwargs, run.run_id, job.signal, publish);
+  let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
+  // Stopped by shutdown: the run stays "running" and is resumed later.
+  if (!threadId || job.stopping()) return { ...outcome, output };
+
+  const cancelAction = job.cancelAction();
+  if (cancelAction === "rollback") {
+    await storage.threads.rollbackCheckpoints(threadId, mark);
+    await storage.runs.delete(run.run_id);
+  }
+  let state: ThreadStateJson | null = null;
+  try {
+    state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+  } catch (e) {
+    // After a failed run the checkpoint may hold the writes that failed; the error is already reported.
+    if (!outcome.error) throw e;
+  }
+  if (state && !outcome.error && state.interrupts.length) {
+    output = { ...(state.values as Json), __interrupt__: state.interrupts };
+  }
+  // A cancelled run leaves its thread idle (its completed steps stay, unless rolled back).
+  const status =
+    outcome.status === "error"
+      ? "error"
+      : cancelAction
+        ? "idle"
+        : state?.next.length
+          ? "interrupted"
+          : "idle";
+  await storage.threads.setState(threadId, {
+    status,
+    ...(state
+      ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
+      : {}),
+    error: outcome.error ?? null,
+  });
+  if (cancelAction !== "rollback") await storage.runs.setStatus(run.run_id, outcome.status);
+  if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
+  return { ...outcome, output };
+}
+
+/** A run that failed outside its graph (storage, loading): records the error and returns its result. */
+export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<RunResult> {
+  deps.log(`run ${run.run_id} failed outside the graph: ${(e as Error).stack ?? e}`);
+  const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
+  if (run.thread_id) {
+    await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(() => {});
+    await deps.storage.runs.setStatus(run.run_id, "error").catch(() => {});
+  }
+  return { status: "error", values: undefined, error, output: { __error__: error } };
+}
+
+/** After a run: the thread stream's run_done event and the webhook. */
+export function announceEnd(deps: RunDeps, run: Run, result: RunResult, status: string): void {
+  if (run.thread_id) {
+    // Thread streams: the run's `metadata` event marked its start; this marks its end.
+    deps.broker
+      .thread(run.thread_id)
+      .publish("metadata", { run_id: run.run_id, status: "run_done", run_status: result.status });
+  }
+  const webhook = (run.kwargs as { webhook?: string | null }).webhook;
+  if (webhook) {
+    void sendWebhook(
+      webhook,
+      {
+        ...run,
+        status,
+        updated_at: new Date().toISOString(),
+        values: result.output,
+        error: result.error ?? null,
+      },
+      deps.log,
+    );
+  }
+}

@@ -1,0 +1,324 @@
+// The scale-out broker: run and thread event logs in Redis Streams, readable from every replica (replay by
+// event id, TTL), and two signals over pub/sub: run cancellation and queue wake-ups.
+//
+// Event ids are integers (the SSE `id:`), stored as Redis stream ids `0-<n>`. A publisher proposes a
+// time-based n (microseconds) and a script makes it strictly greater than the log's last id, so ids keep
+// growing across processes, across a run's retries on another worker, and across a Redis restart.
+//
+// Readers share one connection per process: a loop does a blocking XREAD over every key someone is reading
+// and fans events out; a new reader interrupts the blocked XREAD (CLIENT UNBLOCK) so it is served at once.
+import { Redis } from "ioredis";
+import { toJson } from "../runs/serde.js";
+import type { Broker, EventSink, EventSource, StreamEvent, StreamFrom } from "./channel.js";
+
+/** Marks the end of a run's log; its data is the run's result. Never sent to clients. */
+export const END_EVENT = "__end__";
+/** Marks a deleted thread's log: readers end. */
+const DROP_EVENT = "__drop__";
+
+const PUBLISH = `
+local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
+local seq = 0
+if #last > 0 then seq = tonumber(string.match(last[1][1], '-(%d+)$')) end
+local want = tonumber(ARGV[1])
+if want <= seq then want = seq + 1 end
+local id = '0-' .. string.format('%.0f', want)
+redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], id, 'e', ARGV[2], 'd', ARGV[3])
+redis.call('PEXPIRE', KEYS[1], ARGV[4])
+return id`;
+
+type PublishingRedis = Redis & {
+  hangarPublish(
+    key: string,
+    hint: string,
+    event: string,
+    data: string,
+    ttlMs: number,
+    maxLen: number,
+  ): Promise<string>;
+};
+
+export interface RedisBrokerOptions {
+  url: string;
+  /** Prefix of every key and channel (several deployments may share one Redis). */
+  prefix: string;
+  /** How long a resumable run's events stay joinable after it ends. */
+  resumableTtlMs: number;
+  /** Events kept per thread log. */
+  threadLogEvents?: number;
+  /** Whether a run has ended (from the database): readers of a log whose end marker was lost stop. */
+  runEnded: (runId: string) => Promise<boolean>;
+  log: (msg: string) => void;
+}
+
+/** A reader of one key: its cursor and the events fanned out to it. */
+interface Reader {
+  key: string;
+  /** Last id delivered (exclusive start of what comes next). */
+  cursor: number;
+  queue: StreamEvent[];
+  wake?: () => void;
+  ended: boolean;
+}
+
+const seqOf = (id: string): number => Number(id.slice(id.indexOf("-") + 1));
+
+function redisClient(url: string, name: string, log: (msg: string) => void, opts: object = {}): Redis {
+  const client = new Redis(url, {
+    connectionName: name,
+    lazyConnect: true,
+    // Commands wait for a reconnect rather than failing after a few retries (events must not be dropped).
+    maxRetriesPerRequest: null,
+    retryStrategy: (times) => Math.min(times * 100, 2000),
+    ...opts,
+  });
+  let down = false;
+  client.on("error", (e: Error) => {
+    if (!down) log(`redis (${name}): ${e.message}; reconnecting`);
+    down = true;
+  });
+  client.on("ready", () => {
+    if (down) log(`redis (${name}): connected again`);
+    down = false;
+  });
+  return client;
+}
+
+/** Connects to Redis, failing with one clear line when it cannot be reached. */
+export async function connectRedis(client: Redis, url: string): Promise<void> {
+  try {
+    await client.connect();
+  } catch (e) {
+    const where = (() => {
+      try {
+        const u = new URL(url);
+        return `${u.hostname}:${u.port || 6379}`;
+      } catch {
+        return "the configured REDIS_URL";
+      }
+    })();
+    client.disconnect();
+    throw new Error(`cannot reach Redis at ${where}: ${(e as Error).message}`);
+  }
+}
+
+export class RedisBroker implements Broker {
+  private pub: PublishingRedis;
+  private reader: Redis;
+  private sub: Redis;
+  private readers = new Set<Reader>();
+  private readerId: number | undefined;
+  private blocked = false;
+  /** Wakes the read loop while it waits for a first reader. */
+  private idle: (() => void) | undefined;
+  private closed = false;
+  private loop: Promise<void> | undefined;
+  private lastHint = 0;
+  private handlers = new Map<string, (message: string) => void>();
+
+  constructor(private opts: RedisBrokerOptions) {
+    this.pub = redisClient(opts.url, "hangar-pub", opts.log) as PublishingRedis;
+    this.pub.defineCommand("hangarPublish", { numberOfKeys: 1, lua: PUBLISH });
+    this.reader = redisClient(opts.url, "hangar-read", opts.log);
+    this.sub = redisClient(opts.url, "hangar-sub", opts.log);
+    this.reader.on("ready", () => {
+      void this.reader
+        .client("ID")
+        .then((id) => (this.readerId = Number(id)))
+        .catch(() => {});
+    });
+    this.sub.on("message", (channel: string, message: string) => this.handlers.get(channel)?.(message));
+  }
+
+  async connect(): Promise<void> {
+    await connectRedis(this.pub, this.opts.url);
+    await connectRedis(this.reader, this.opts.url);
+    await connectRedis(this.sub, this.opts.url);
+    this.readerId = Number(await this.reader.client("ID"));
+    this.loop = this.readLoop();
+  }
+
+  private key(kind: "run" | "thread", id: string): string {
+    return `${this.opts.prefix}${kind}:${id}`;
+  }
+
+  /** A time-based id proposal, increasing within this process. */
+  private hint(): string {
+    this.lastHint = Math.max(Date.now() * 1000, this.lastHint + 1);
+    return String(this.lastHint);
+  }
+
+  private publishTo(key: string, event: string, data: string, ttlMs: number, maxLen: number): void {
+    this.pub
+      .hangarPublish(key, this.hint(), event, data, ttlMs, maxLen)
+      .catch((e: Error) => this.opts.log(`redis: could not publish to ${key}: ${e.message}`));
+  }
+
+  private sink(kind: "run" | "thread", id: string): EventSink & EventSource {
+    const key = this.key(kind, id);
+    const ttlMs = kind === "run" ? 24 * 3600_000 : 7 * 24 * 3600_000;
+    const maxLen = kind === "run" ? 1_000_000 : (this.opts.threadLogEvents ?? 2_000);
+    return {
+      publish: (event, data) => this.publishTo(key, event, toJson(data), ttlMs, maxLen),
+      subscribe: (from, signal) => this.read(key, from, signal, kind === "run" ? id : undefined),
+    };
+  }
+
+  open(runId: string): EventSink & EventSource {
+    return this.sink("run", runId);
+  }
+
+  get(runId: string): EventSource {
+    return this.sink("run", runId);
+  }
+
+  /** Ends a run's log with its result; a resumable log stays for the TTL, others for a minute. */
+  finish(runId: string, resumable: boolean, result?: unknown): void {
+    const ttl = resumable ? this.opts.resumableTtlMs : 60_000;
+    this.publishTo(this.key("run", runId), END_EVENT, toJson(result ?? null), ttl, 1_000_000);
+  }
+
+  thread(threadId: string): EventSink & EventSource {
+    return this.sink("thread", threadId);
+  }
+
+  dropThread(threadId: string): void {
+    this.publishTo(this.key("thread", threadId), DROP_EVENT, "null", 5_000, 2_000);
+  }
+
+  /** Reads a run's log to its end marker and returns the result it carries (undefined if it was lost). */
+  async result(runId: string, signal?: AbortSignal): Promise<unknown> {
+    let out: unknown;
+    for await (const ev of this.read(this.key("run", runId), 0, signal, runId, true)) {
+      if (ev.event === END_EVENT) out = JSON.parse(ev.data);
+    }
+    return out;
+  }
+
+  // --- pub/sub signals ---
+
+  /** Publishes a signal to every process. */
+  async signal(channel: string, message: string): Promise<void> {
+    await this.pub.publish(`${this.opts.prefix}${channel}`, message);
+  }
+
+  /** Handles a signal channel in this process. */
+  async onSignal(channel: string, handler: (message: string) => void): Promise<void> {
+    const name = `${this.opts.prefix}${channel}`;
+    this.handlers.set(name, handler);
+    await this.sub.subscribe(name);
+  }
+
+  // --- reading ---
+
+  private async *read(
+    key: string,
+    from: StreamFrom,
+    signal: AbortSignal | undefined,
+    runId: string | undefined,
+    withEnd = false,
+  ): AsyncGenerator<StreamEvent> {
+    let cursor: number;
+    if (from === "next") {
+      const last = (await this.pub.xrevrange(key, "+", "-", "COUNT", 1)) as [string, string[]][];
+      cursor = last.length ? seqOf(last[0][0]) : 0;
+    } else cursor = Math.max(from - 1, 0);
+    const reader: Reader = { key, cursor, queue: [], ended: false };
+    this.readers.add(reader);
+    this.interrupt();
+    const onAbort = () => reader.wake?.();
+    signal?.addEventListener("abort", onAbort, { once: true });
+    let idleChecks = 0;
+    try {
+      while (!signal?.aborted) {
+        while (reader.queue.length) {
+          const ev = reader.queue.shift()!;
+          idleChecks = 0;
+          if (ev.event === END_EVENT) {
+            if (withEnd) yield ev;
+            return;
+          }
+          if (ev.event === DROP_EVENT) return;
+          yield ev;
+        }
+        const woke = await new Promise<boolean>((resolve) => {
+          const timer = setTimeout(() => resolve(false), 2_000);
+          reader.wake = () => {
+            clearTimeout(timer);
+            resolve(true);
+          };
+        });
+        reader.wake = undefined;
+        // Quiet for a while: if the run has ended (its end marker lost with a Redis restart), stop.
+        if (!woke && runId && !reader.queue.length) {
+          if (await this.opts.runEnded(runId).catch(() => false)) {
+            if (++idleChecks >= 2) return;
+          }
+        }
+      }
+    } finally {
+      signal?.removeEventListener("abort", onAbort);
+      this.readers.delete(reader);
+    }
+  }
+
+  /** Makes the blocked XREAD return so the next one includes new readers. */
+  private interrupt(): void {
+    this.idle?.();
+    if (!this.blocked || this.readerId === undefined) return;
+    void this.pub.client("UNBLOCK", this.readerId).catch(() => {});
+  }
+
+  private async readLoop(): Promise<void> {
+    while (!this.closed) {
+      if (!this.readers.size) {
+        await new Promise<void>((r) => (this.idle = r));
+        this.idle = undefined;
+        continue;
+      }
+      // Per key, read from the oldest cursor of its readers.
+      const cursors = new Map<string, number>();
+      for (const r of this.readers) {
+        const c = cursors.get(r.key);
+        if (c === undefined || r.cursor < c) cursors.set(r.key, r.cursor);
+      }
+      const keys = [...cursors.keys()];
+      const ids = keys.map((k) => `0-${cursors.get(k)}`);
+      let reply: [string, [string, string[]][]][] | null;
+      try {
+        this.blocked = true;
+        reply = (await this.reader.xread("COUNT", 1000, "BLOCK", 5000, "STREAMS", ...keys, ...ids)) as
+          [string, [string, string[]][]][] | null;
+      } catch (e) {
+        if (this.closed) return;
+        if (!/UNBLOCKED/.test((e as Error).message)) await new Promise((r) => setTimeout(r, 200));
+        continue;
+      } finally {
+        this.blocked = false;
+      }
+      if (!reply) continue;
+      for (const [key, entries] of reply) {
+        for (const r of this.readers) {
+          if (r.key !== key) continue;
+          for (const [id, fields] of entries) {
+            const seq = seqOf(id);
+            if (seq <= r.cursor) continue;
+            r.cursor = seq;
+            r.queue.push({ id: seq, event: fields[1], data: fields[3] });
+          }
+          if (r.queue.length) r.wake?.();
+        }
+      }
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.interrupt();
+    for (const r of this.readers) r.wake?.();
+    this.reader.disconnect();
+    await this.loop?.catch(() => {});
+    this.sub.disconnect();
+    await this.pub.quit().catch(() => this.pub.disconnect());
+  }
+}
