@@ -1,8 +1,9 @@
-// Composes an Agent Server: project config, embedded storage, graphs, run manager, HTTP app; listens.
+// Composes an Agent Server: project config, storage (embedded SQLite, or PostgreSQL + Redis for scale-out),
+// graphs, run manager, HTTP app; listens.
 import { readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
-import type { FastifyInstance } from "fastify";
+import Fastify, { type FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
 import { Metrics } from "./api/metrics.js";
 import { Guard } from "./api/guard.js";
@@ -12,22 +13,42 @@ import { applyEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { CronScheduler } from "./runs/crons.js";
+import { ClusterRunManager } from "./runs/cluster.js";
 import { RunManager } from "./runs/manager.js";
+import type { RunService } from "./runs/service.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
 import type { Synchronous } from "./storage/sqlite/db.js";
 import { openSqliteStorage } from "./storage/sqlite/index.js";
 import { loadStoreIndex } from "./storage/store-index.js";
 import type { Storage } from "./storage/types.js";
-import { StreamBroker } from "./streams/channel.js";
+import { StreamBroker, type Broker } from "./streams/channel.js";
+import { RedisBroker } from "./streams/redis.js";
+import { MigrationError } from "./storage/postgres/migrate.js";
+import { openPostgresStorage } from "./storage/postgres/index.js";
+import { PgRunQueue } from "./storage/postgres/queue.js";
 
 export const VERSION: string = JSON.parse(
   readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../package.json"), "utf8"),
 ).version;
 
+/** The scale-out backend: PostgreSQL for storage and the run queue, Redis for event logs and signals. */
+export interface ClusterBackend {
+  databaseUrl: string;
+  redisUrl: string;
+  /** PostgreSQL schema of this deployment (default "public"). */
+  schema: string;
+  /** Prefix of this deployment's Redis keys (default "hangar:"). */
+  redisPrefix: string;
+  /** api: serve the HTTP API only; worker: execute runs only; all: both. */
+  mode: "api" | "worker" | "all";
+}
+
 export interface ServerOptions {
   configPath: string;
   dataDir?: string;
+  /** Given: run on PostgreSQL + Redis; absent: embedded SQLite in dataDir. */
+  cluster?: ClusterBackend;
   host: string;
   port: number;
   synchronous?: Synchronous;
@@ -39,6 +60,7 @@ export interface ServerOptions {
 export interface RunningServer {
   url: string;
   graphs: string[];
+  /** Where the data lives: the embedded data directory, or the database (password hidden) and schema. */
   dataDir: string;
   recovered: number;
   close: () => Promise<void>;
@@ -83,6 +105,148 @@ function sqliteSync(): Synchronous {
   return v as Synchronous;
 }
 
+/** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
+async function withRetry<T>(what: string, timeoutMs: number, log: (m: string) => void, connect: () => Promise<T>) {
+  const deadline = Date.now() + timeoutMs;
+  for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
+    try {
+      return await connect();
+    } catch (e) {
+      const msg = (e as Error).message.split("\n")[0];
+      if (e instanceof StartupError || Date.now() + delay > deadline) {
+        throw new StartupError(`${msg} (gave up after ${Math.round(timeoutMs / 1000)} s)`);
+      }
+      log(`hangar: ${msg}; retrying ${what} in ${delay / 1000} s`);
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
+}
+
+/** A database URL without its password, for messages. */
+export function redactUrl(url: string): string {
+  try {
+    const u = new URL(url);
+    if (u.password) u.password = "***";
+    return u.toString();
+  } catch {
+    return "(unparsable URL)";
+  }
+}
+
+interface Backend {
+  storage: Storage;
+  broker: Broker;
+  runs: RunService;
+  /** Starts what runs in the background (after the HTTP server listens). */
+  start: () => Promise<number>;
+  /** Stops taking runs and lets running ones end (or hands them back). */
+  drain: () => Promise<void>;
+  where: string;
+  /** Whether this process executes runs (and so runs the cron scheduler and sweepers). */
+  worker: boolean;
+  /** Whether this process serves the HTTP API. */
+  api: boolean;
+}
+
+async function embeddedBackend(
+  opts: ServerOptions,
+  dataDir: string,
+  storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
+  graphsFor: (storage: Storage) => Promise<GraphRegistry>,
+  log: (m: string) => void,
+): Promise<Backend & { graphs: GraphRegistry }> {
+  const storage = openSqliteStorage(dataDir, {
+    synchronous: opts.synchronous ?? sqliteSync(),
+    storeIndex,
+  });
+  try {
+    const graphs = await graphsFor(storage);
+    const broker = new StreamBroker(positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000);
+    const runs = new RunManager(storage, graphs, broker, log, {
+      maxConcurrent: opts.nJobsPerWorker ?? 10,
+      maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
+    });
+    return {
+      storage,
+      graphs,
+      broker,
+      runs,
+      start: () => runs.recover(),
+      drain: () => runs.shutdown(),
+      where: dataDir,
+      worker: true,
+      api: true,
+    };
+  } catch (e) {
+    await storage.close().catch(() => {});
+    throw e;
+  }
+}
+
+async function clusterBackend(
+  opts: ServerOptions,
+  cluster: ClusterBackend,
+  storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
+  graphsFor: (storage: Storage) => Promise<GraphRegistry>,
+  log: (m: string) => void,
+): Promise<Backend & { graphs: GraphRegistry }> {
+  const connectMs = positiveInt("HANGAR_CONNECT_TIMEOUT_SECONDS", 60) * 1000;
+  const storage = await withRetry("PostgreSQL", connectMs, log, () =>
+    openPostgresStorage({
+      url: cluster.databaseUrl,
+      schema: cluster.schema,
+      storeIndex,
+      // Names this process's connections in pg_stat_activity.
+      applicationName: `hangar ${cluster.mode} ${process.pid}`,
+      poolSize: positiveInt("HANGAR_DATABASE_POOL_SIZE", 10),
+    }).catch((e) => {
+      if (e instanceof MigrationError) throw new StartupError(e.message);
+      throw e;
+    }),
+  );
+  let broker: RedisBroker | undefined;
+  try {
+    const queue = new PgRunQueue(storage.pool, cluster.schema);
+    broker = new RedisBroker({
+      url: cluster.redisUrl,
+      prefix: cluster.redisPrefix,
+      resumableTtlMs: positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000,
+      runEnded: (id) => queue.ended(id),
+      log,
+    });
+    const b = broker;
+    await withRetry("Redis", connectMs, log, () => b.connect());
+    const graphs = await graphsFor(storage);
+    const worker = cluster.mode !== "api";
+    const runs = new ClusterRunManager(storage, queue, graphs, broker, log, {
+      worker,
+      maxConcurrent: opts.nJobsPerWorker ?? 10,
+      maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
+      leaseMs: positiveInt("HANGAR_LEASE_SECONDS", 30) * 1000,
+      pollMs: positiveInt("HANGAR_QUEUE_POLL_MS", 1000),
+    });
+    const graceMs = positiveInt("HANGAR_SHUTDOWN_GRACE_SECONDS", 20) * 1000;
+    return {
+      storage,
+      graphs,
+      broker,
+      runs,
+      start: async () => {
+        await runs.start();
+        return 0;
+      },
+      drain: () => runs.shutdown(graceMs),
+      where: `${redactUrl(cluster.databaseUrl)} (schema ${cluster.schema}), ${redactUrl(cluster.redisUrl)}`,
+      worker,
+      api: cluster.mode !== "worker",
+    };
+  } catch (e) {
+    await broker?.close().catch(() => {});
+    await storage.close().catch(() => {});
+    throw e;
+  }
+}
+
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => console.error(m));
   const project = loadProjectConfig(opts.configPath);
@@ -90,21 +254,19 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   // Await LangChain callbacks inline: backgrounded ones can deliver the last token after the run ended.
   process.env.LANGCHAIN_CALLBACKS_BACKGROUND ??= "false";
   const dataDir = opts.dataDir ?? join(project.projectDir, ".hangar");
-  let storage: Storage | undefined;
-  let app: FastifyInstance | undefined;
-  try {
-    storage = openSqliteStorage(dataDir, {
-      synchronous: opts.synchronous ?? sqliteSync(),
-      storeIndex: await loadStoreIndex(project.projectDir, project.raw.store),
-    });
+  const storeIndex = await loadStoreIndex(project.projectDir, project.raw.store);
+  const graphsFor = async (storage: Storage) => {
     const graphs = new GraphRegistry(storage.checkpointer, storage.store);
     await graphs.loadAll(project.graphs);
     await ensureSystemAssistants(storage, graphs);
-    const broker = new StreamBroker(positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000);
-    const runs = new RunManager(storage, graphs, broker, log, {
-      maxConcurrent: opts.nJobsPerWorker ?? 10,
-      maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
-    });
+    return graphs;
+  };
+  const backend = opts.cluster
+    ? await clusterBackend(opts, opts.cluster, storeIndex, graphsFor, log)
+    : await embeddedBackend(opts, dataDir, storeIndex, graphsFor, log);
+  const { storage, graphs, broker, runs } = backend;
+  let app: FastifyInstance | undefined;
+  try {
     const ttlConfig = checkpointerTtl(project.raw.checkpointer);
     const http = (project.raw.http ?? {}) as HttpConfig;
     const auth = await Authorizer.load(
@@ -115,22 +277,24 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const metrics = new Metrics(() => runs.stats());
     runs.onFinished = (status) => metrics.runsFinished.labels(status).inc();
     const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
-    app = await buildApp(
-      {
-        storage,
-        graphs,
-        runs,
-        threadState,
-        broker,
-        metrics,
-        guard,
-        defaultTtl: ttlConfig.default,
-        http,
-        userApp: await loadUserApp(project.projectDir, http.app),
-        version: VERSION,
-      },
-      log,
-    );
+    app = backend.api
+      ? await buildApp(
+          {
+            storage,
+            graphs,
+            runs,
+            threadState,
+            broker,
+            metrics,
+            guard,
+            defaultTtl: ttlConfig.default,
+            http,
+            userApp: await loadUserApp(project.projectDir, http.app),
+            version: VERSION,
+          },
+          log,
+        )
+      : workerApp(metrics);
     try {
       await app.listen({ host: opts.host, port: opts.port });
     } catch (e) {
@@ -144,31 +308,46 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         throw new StartupError(`no permission to listen on ${opts.host}:${opts.port}`);
       throw e;
     }
-    const recovered = await runs.recover();
+    const recovered = await backend.start();
     const crons = new CronScheduler(storage, runs, log);
-    crons.start();
     const sweeper = new ThreadSweeper(storage, broker, (id) => runs.isBusy(id), log);
-    sweeper.start(ttlConfig.sweepMs);
+    if (backend.worker) {
+      crons.start();
+      sweeper.start(ttlConfig.sweepMs);
+    }
     const addr = app.server.address();
     const port = typeof addr === "object" && addr ? addr.port : opts.port;
     const host = opts.host.includes(":") ? `[${opts.host}]` : opts.host;
-    const running = { app, storage };
+    const running = { app };
     return {
       url: `http://${host}:${port}`,
       graphs: graphs.ids(),
-      dataDir,
+      dataDir: backend.where,
       recovered,
       close: async () => {
         crons.stop();
         sweeper.stop();
         await running.app.close();
-        await runs.shutdown();
-        await running.storage.close();
+        await backend.drain();
+        await broker.close();
+        await storage.close();
       },
     };
   } catch (e) {
     await app?.close().catch(() => {});
-    await storage?.close().catch(() => {});
+    await backend.drain().catch(() => {});
+    await broker.close().catch(() => {});
+    await storage.close().catch(() => {});
     throw e;
   }
+}
+
+/** A worker's HTTP server: health and metrics only (the API is served by api processes). */
+function workerApp(metrics: Metrics): FastifyInstance {
+  const app = Fastify({ logger: false });
+  app.get("/ok", async () => ({ ok: true }));
+  app.get("/metrics", async (_req, reply) =>
+    reply.header("Content-Type", metrics.registry.contentType).send(await metrics.registry.metrics()),
+  );
+  return app;
 }

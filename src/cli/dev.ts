@@ -5,7 +5,7 @@ import { dirname, resolve, sep } from "node:path";
 import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../config/config.js";
 import { GraphLoadError } from "../graphs/registry.js";
-import { StartupError, startServer } from "../server.js";
+import { StartupError, startServer, type ClusterBackend } from "../server.js";
 
 export interface DevOptions {
   config: string;
@@ -57,6 +57,7 @@ export async function runServer(
   opts: { config: string; dataDir?: string; host: string },
   port: number,
   nJobs: number,
+  cluster?: ClusterBackend,
 ): Promise<number> {
   try {
     const server = await startServer({
@@ -65,8 +66,15 @@ export async function runServer(
       host: opts.host,
       port,
       nJobsPerWorker: nJobs,
+      cluster,
     });
-    console.log(`Hangar Agent Server listening on ${server.url}`);
+    const role =
+      cluster?.mode === "worker"
+        ? "Hangar worker (health and metrics only)"
+        : cluster?.mode === "api"
+          ? "Hangar Agent Server (API only)"
+          : "Hangar Agent Server";
+    console.log(`${role} listening on ${server.url}`);
     // Tell a reloading supervisor that this child started.
     process.send?.({ hangar: "listening" });
     console.log(`  graphs: ${server.graphs.join(", ")}`);

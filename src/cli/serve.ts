@@ -1,5 +1,6 @@
-// `hangar serve`: the production Agent Server, without reload. With DATABASE_URL and REDIS_URL it is meant
-// to run on PostgreSQL + Redis (not in this build yet: it says so and exits); without them, embedded.
+// `hangar serve`: the production Agent Server, without reload. With DATABASE_URL and REDIS_URL it runs on
+// PostgreSQL + Redis, as an API process, a worker, or both (--mode); without them, on the embedded backend.
+import type { ClusterBackend } from "../server.js";
 import { checkFlags, runServer } from "./dev.js";
 
 export interface ServeOptions {
@@ -14,22 +15,41 @@ export interface ServeOptions {
 export async function runServe(opts: ServeOptions): Promise<number> {
   const flags = checkFlags("serve", opts, "8123");
   if (!flags) return 2;
-  if (!["api", "worker", "all"].includes(opts.mode)) {
+  const mode = opts.mode as ClusterBackend["mode"];
+  if (!["api", "worker", "all"].includes(mode)) {
     console.error(`hangar serve: --mode must be api, worker or all, not "${opts.mode}"`);
     return 2;
   }
-  if (process.env.DATABASE_URL || process.env.REDIS_URL) {
+  const databaseUrl = process.env.DATABASE_URL;
+  const redisUrl = process.env.REDIS_URL;
+  if (!databaseUrl && !redisUrl) {
+    if (mode !== "all") {
+      console.error(
+        `hangar serve: --mode ${mode} needs the PostgreSQL + Redis backend (set DATABASE_URL and REDIS_URL); ` +
+          `the embedded one runs "all"`,
+      );
+      return 2;
+    }
+    return runServer("serve", opts, flags.port, flags.nJobs);
+  }
+  if (!databaseUrl || !redisUrl) {
     console.error(
-      "hangar serve: DATABASE_URL/REDIS_URL are set, but the PostgreSQL + Redis backend is not in this build yet; " +
-        "unset them to serve on the embedded backend (SQLite in --data-dir)",
+      `hangar serve: ${databaseUrl ? "REDIS_URL" : "DATABASE_URL"} is not set; the scale-out backend needs both ` +
+        "DATABASE_URL (PostgreSQL) and REDIS_URL",
     );
     return 2;
   }
-  if (opts.mode !== "all") {
-    console.error(
-      `hangar serve: --mode ${opts.mode} needs the PostgreSQL + Redis backend; the embedded one runs "all"`,
-    );
+  if (opts.dataDir) {
+    console.error("hangar serve: --data-dir is for the embedded backend; unset DATABASE_URL/REDIS_URL to use it");
     return 2;
   }
-  return runServer("serve", opts, flags.port, flags.nJobs);
+  const schema = process.env.HANGAR_DATABASE_SCHEMA || "public";
+  const redisPrefix = process.env.HANGAR_REDIS_PREFIX ?? "hangar:";
+  return runServer("serve", opts, flags.port, flags.nJobs, {
+    databaseUrl,
+    redisUrl,
+    schema,
+    redisPrefix,
+    mode,
+  });
 }

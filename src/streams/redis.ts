@@ -109,6 +109,8 @@ export class RedisBroker implements Broker {
   private readers = new Set<Reader>();
   private readerId: number | undefined;
   private blocked = false;
+  /** Counts XREAD calls, so a retried UNBLOCK knows whether its XREAD already returned. */
+  private iteration = 0;
   /** Wakes the read loop while it waits for a first reader. */
   private idle: (() => void) | undefined;
   private closed = false;
@@ -266,7 +268,18 @@ export class RedisBroker implements Broker {
   private interrupt(): void {
     this.idle?.();
     if (!this.blocked || this.readerId === undefined) return;
-    void this.pub.client("UNBLOCK", this.readerId).catch(() => {});
+    // The XREAD may not have reached Redis yet (UNBLOCK answers 0): try again until it has, or returned.
+    const iteration = this.iteration;
+    const attempt = (n: number) =>
+      void this.pub
+        .client("UNBLOCK", this.readerId!)
+        .then((unblocked) => {
+          if (Number(unblocked) === 0 && this.blocked && this.iteration === iteration && n < 100) {
+            setTimeout(() => attempt(n + 1), 2);
+          }
+        })
+        .catch(() => {});
+    attempt(0);
   }
 
   private async readLoop(): Promise<void> {
@@ -286,6 +299,7 @@ export class RedisBroker implements Broker {
       const ids = keys.map((k) => `0-${cursors.get(k)}`);
       let reply: [string, [string, string[]][]][] | null;
       try {
+        this.iteration++;
         this.blocked = true;
         reply = (await this.reader.xread("COUNT", 1000, "BLOCK", 5000, "STREAMS", ...keys, ...ids)) as
           [string, [string, string[]][]][] | null;

@@ -1,9 +1,11 @@
-// End-to-end: `hangar serve` serves the project on the embedded backend, and refuses what this build
-// cannot do yet (PostgreSQL + Redis, api/worker modes) with one clear line and exit code 2.
+// End-to-end: `hangar serve` serves the project on the embedded backend without DATABASE_URL/REDIS_URL, and
+// refuses what cannot work (half a scale-out configuration, api/worker modes without it, an unreachable
+// database) with clear lines and exit codes, never a stack trace.
 import { describe, expect, it } from "vitest";
 import { runHangar, useHangar, EXAMPLE_CONFIG } from "../helpers/server.ts";
 
 const hangar = useHangar({ command: "serve" });
+const NO_BACKEND = { DATABASE_URL: "", REDIS_URL: "" };
 
 describe("hangar serve", () => {
   it("serves the project like dev does (embedded storage, no reload)", async () => {
@@ -15,19 +17,42 @@ describe("hangar serve", () => {
     expect((values as { summary: string }).summary).toBe("serve: 3 findings");
   });
 
-  it("says the PostgreSQL + Redis backend is not in this build when DATABASE_URL is set", async () => {
+  it("needs both DATABASE_URL and REDIS_URL for the scale-out backend", async () => {
     const r = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--port", "0"], {
       DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres",
+      REDIS_URL: "",
     });
     expect(r.code).toBe(2);
-    expect(r.output).toMatch(/PostgreSQL \+ Redis backend is not in this build/);
+    expect(r.output).toMatch(/REDIS_URL is not set; the scale-out backend needs both/);
+  });
+
+  it("refuses --data-dir with the scale-out backend", async () => {
+    const r = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--port", "0", "--data-dir", "/tmp/x"], {
+      DATABASE_URL: "postgres://postgres@127.0.0.1:5432/postgres",
+      REDIS_URL: "redis://127.0.0.1:6379",
+    });
+    expect(r.code).toBe(2);
+    expect(r.output).toMatch(/--data-dir is for the embedded backend/);
+  });
+
+  it("retries an unreachable database, then gives up with one clear line and no stack trace", async () => {
+    const r = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--port", "0"], {
+      DATABASE_URL: "postgres://postgres:secret@127.0.0.1:1/postgres",
+      REDIS_URL: "redis://127.0.0.1:6379",
+      HANGAR_CONNECT_TIMEOUT_SECONDS: "2",
+    });
+    expect(r.code).toBe(1);
+    expect(r.output).toMatch(/cannot reach PostgreSQL at 127\.0\.0\.1:1.*retrying PostgreSQL in/);
+    expect(r.output).toMatch(/hangar serve: cannot reach PostgreSQL at 127\.0\.0\.1:1.*gave up after 2 s/);
+    expect(r.output).not.toMatch(/\n\s+at /);
+    expect(r.output).not.toContain("secret");
   });
 
   it("refuses --mode worker on the embedded backend, and a bad --mode", async () => {
-    const worker = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--mode", "worker"]);
+    const worker = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--mode", "worker"], NO_BACKEND);
     expect(worker.code).toBe(2);
     expect(worker.output).toMatch(/--mode worker needs the PostgreSQL \+ Redis backend/);
-    const bad = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--mode", "both"]);
+    const bad = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--mode", "both"], NO_BACKEND);
     expect(bad.code).toBe(2);
     expect(bad.output).toMatch(/--mode must be api, worker or all/);
   });

@@ -1,0 +1,155 @@
+// Access to PostgreSQL for the stores: schema-qualified table names, statements retried when the server
+// dropped the connection before running them, and transactions on one pooled client.
+import pg from "pg";
+import { ident } from "./migrate.js";
+
+export type Row = Record<string, any>;
+
+export interface Queryable {
+  query<R extends pg.QueryResultRow = Row>(sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+}
+
+/** Every relation the stores use, qualified with the schema (any schema name works, several per database). */
+export function tables(schema: string) {
+  const s = ident(schema);
+  return {
+    assistants: `${s}.assistants`,
+    assistant_versions: `${s}.assistant_versions`,
+    threads: `${s}.threads`,
+    runs: `${s}.runs`,
+    crons: `${s}.crons`,
+    store_items: `${s}.store_items`,
+    checkpoints: `${s}.checkpoints`,
+    checkpoint_blobs: `${s}.checkpoint_blobs`,
+    checkpoint_writes: `${s}.checkpoint_writes`,
+    json_merge_patch: `${s}.json_merge_patch`,
+  };
+}
+
+export type Tables = ReturnType<typeof tables>;
+
+const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Ids are UUID columns here: a string that is not one matches nothing (instead of failing the statement). */
+export const isUuid = (v: unknown): v is string => typeof v === "string" && UUID.test(v);
+
+export function requireUuid(field: string, v: string): string {
+  if (!isUuid(v)) throw new Error(`${field} must be a UUID, not "${v}"`);
+  return v;
+}
+
+/**
+ * A JSONB parameter (cast with ::jsonb in SQL). PostgreSQL cannot store the character U+0000 in JSONB; it
+ * is dropped, as the checkpointer does for checkpoint metadata.
+ */
+export function jsonb(v: unknown): string {
+  const s = JSON.stringify(v);
+  return s.includes("\\u0000")
+    ? s.replace(/(\\+)u0000/g, (m, bs: string) => (bs.length % 2 ? bs.slice(0, -1) : m))
+    : s;
+}
+
+/** Errors after which the statement surely did not run: the server terminated the backend, or no connection. */
+function definitelyNotRun(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown };
+  const code = typeof err?.code === "string" ? err.code : "";
+  const msg = typeof err?.message === "string" ? err.message : "";
+  return (
+    code === "57P01" || // admin_shutdown (pg_terminate_backend)
+    code === "57P02" || // crash_shutdown
+    code === "57P03" || // cannot_connect_now
+    code === "ECONNREFUSED" ||
+    msg.includes("not queryable") ||
+    msg.includes("timeout exceeded when trying to connect")
+  );
+}
+
+/** The connection broke while the statement was on its way: it may or may not have run. */
+function connectionLost(e: unknown): boolean {
+  const err = e as { code?: unknown; message?: unknown };
+  const code = typeof err?.code === "string" ? err.code : "";
+  const msg = typeof err?.message === "string" ? err.message : "";
+  return (
+    ["ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(code) ||
+    msg.includes("Connection terminated") ||
+    msg.includes("connection terminated")
+  );
+}
+
+/** Whether to try again: always when the statement did not run, also otherwise when running it twice is harmless. */
+export const retryable = (e: unknown, idempotent: boolean): boolean =>
+  definitelyNotRun(e) || (idempotent && connectionLost(e));
+
+const MAX_ATTEMPTS = 3;
+const pause = (attempt: number) => new Promise((r) => setTimeout(r, attempt === 1 ? 0 : 100 * attempt));
+
+/** Runs `fn` again (at most twice more) when it failed on a broken connection and `retryable` allows it. */
+export async function withRetry<T>(idempotent: boolean, fn: () => Promise<T>): Promise<T> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await fn();
+    } catch (e) {
+      if (attempt >= MAX_ATTEMPTS || !retryable(e, idempotent)) throw e;
+      await pause(attempt);
+    }
+  }
+}
+
+export class Db implements Queryable {
+  readonly t: Tables;
+
+  constructor(
+    readonly pool: pg.Pool,
+    readonly schema: string,
+  ) {
+    this.t = tables(schema);
+  }
+
+  /**
+   * One statement in its own transaction. A statement the server never ran is retried on another
+   * connection (pg's pool discards a broken client); a read is retried also when the connection broke
+   * mid-flight.
+   */
+  query<R extends pg.QueryResultRow = Row>(sql: string, params: unknown[] = []): Promise<pg.QueryResult<R>> {
+    return withRetry(/^\s*SELECT\b/i.test(sql), () => this.pool.query<R>(sql, params));
+  }
+
+  async rows<R extends pg.QueryResultRow = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
+    return (await this.query<R>(sql, params)).rows;
+  }
+
+  /**
+   * Runs `fn` in a transaction on one client (always released; a broken one is discarded). When the
+   * connection was lost before COMMIT the transaction did not happen and is run again, so `fn` must have
+   * no effects outside the database.
+   */
+  async tx<T>(fn: (q: Queryable) => Promise<T>): Promise<T> {
+    for (let attempt = 1; ; attempt++) {
+      let committing = false;
+      try {
+        const client = await this.pool.connect();
+        try {
+          await client.query("BEGIN");
+          const out = await fn(client);
+          committing = true;
+          await client.query("COMMIT");
+          client.release();
+          return out;
+        } catch (e) {
+          try {
+            await client.query("ROLLBACK");
+            client.release();
+          } catch {
+            client.release(e as Error);
+          }
+          throw e;
+        }
+      } catch (e) {
+        // Lost before COMMIT: rolled back by the server. Lost during COMMIT: unknown, so not retried.
+        const again = !committing && (definitelyNotRun(e) || connectionLost(e));
+        if (attempt >= MAX_ATTEMPTS || !again) throw e;
+        await pause(attempt);
+      }
+    }
+  }
+}

@@ -1,0 +1,166 @@
+// The run queue in PostgreSQL: runs are taken with claim_runs (FOR UPDATE SKIP LOCKED, one per thread, in
+// order), held under a lease that the worker's heartbeat renews, and re-queued by any process's sweeper when a
+// lease expires (the worker died). Cancellations are recorded on the run for the heartbeat to find.
+import type { Pool } from "pg";
+import type { Json, MultitaskStrategy, Run, RunStatus } from "../types.js";
+import { ident } from "./migrate.js";
+
+export interface ClaimedRun extends Run {
+  attempt: number;
+  cancel_action: "interrupt" | "rollback" | null;
+}
+
+const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
+
+function toClaimed(r: Record<string, unknown>): ClaimedRun {
+  return {
+    run_id: r.run_id as string,
+    thread_id: (r.thread_id as string | null) ?? null,
+    assistant_id: r.assistant_id as string,
+    created_at: iso(r.created_at),
+    updated_at: iso(r.updated_at),
+    status: r.status as RunStatus,
+    metadata: (r.metadata as Json) ?? {},
+    kwargs: (r.kwargs as Json) ?? {},
+    multitask_strategy: r.multitask_strategy as MultitaskStrategy,
+    attempt: r.attempt as number,
+    cancel_action: (r.cancel_action as ClaimedRun["cancel_action"]) ?? null,
+  };
+}
+
+export class PgRunQueue {
+  private runs: string;
+
+  constructor(
+    private pool: Pool,
+    private schema: string,
+  ) {
+    this.runs = `${ident(schema)}.runs`;
+  }
+
+  /** Puts a new run first in its thread's line (interrupt/rollback) and/or delays it (after_seconds). */
+  async place(runId: string, opts: { first: boolean; afterSeconds: number }): Promise<void> {
+    if (!opts.first && !opts.afterSeconds) return;
+    await this.pool.query(
+      `UPDATE ${this.runs} SET priority = $2,
+         not_before = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) END
+       WHERE run_id = $1`,
+      [runId, opts.first ? 1 : 0, opts.afterSeconds],
+    );
+  }
+
+  /** The thread's runs that are pending or running, in queue order (running first). */
+  async active(threadId: string): Promise<{ run_id: string; status: RunStatus; delayed: boolean }[]> {
+    const { rows } = await this.pool.query(
+      `SELECT run_id, status, (not_before IS NOT NULL AND not_before > now()) AS delayed FROM ${this.runs}
+       WHERE thread_id = $1 AND status IN ('pending', 'running')
+       ORDER BY status = 'running' DESC, priority DESC, seq`,
+      [threadId],
+    );
+    return rows;
+  }
+
+  async claim(workerId: string, leaseMs: number, limit: number): Promise<ClaimedRun[]> {
+    const { rows } = await this.pool.query(`SELECT * FROM ${ident(this.schema)}.claim_runs($1, $2, $3)`, [
+      workerId,
+      leaseMs,
+      limit,
+    ]);
+    return rows.map(toClaimed);
+  }
+
+  /**
+   * Renews the leases of the runs this worker holds. Returns, per run still held, the cancellation asked for
+   * (if any); runs missing from the answer are no longer this worker's (their lease expired and another took
+   * them, or they were handed back).
+   */
+  async heartbeat(
+    workerId: string,
+    runIds: string[],
+    leaseMs: number,
+  ): Promise<Map<string, ClaimedRun["cancel_action"]>> {
+    if (!runIds.length) return new Map();
+    const { rows } = await this.pool.query(
+      `UPDATE ${this.runs} SET lease_expires_at = now() + make_interval(secs => $3 / 1000.0)
+       WHERE run_id = ANY($1::uuid[]) AND worker_id = $2 AND status = 'running'
+       RETURNING run_id, cancel_action`,
+      [runIds, workerId, leaseMs],
+    );
+    return new Map(rows.map((r) => [r.run_id as string, r.cancel_action ?? null]));
+  }
+
+  /**
+   * Runs whose lease expired (their worker died): re-queued as their next attempt, or failed once they
+   * reached `maxAttempts`. Returns both lists.
+   */
+  async sweepExpired(maxAttempts: number): Promise<{ requeued: string[]; failed: ClaimedRun[] }> {
+    const failed = await this.pool.query(
+      `UPDATE ${this.runs} SET status = 'error', worker_id = NULL, lease_expires_at = NULL, updated_at = now()
+       WHERE status = 'running' AND lease_expires_at < now() AND attempt >= $1 RETURNING *`,
+      [maxAttempts],
+    );
+    const requeued = await this.pool.query(
+      `UPDATE ${this.runs} SET status = 'pending', attempt = attempt + 1, worker_id = NULL,
+         lease_expires_at = NULL, updated_at = now()
+       WHERE status = 'running' AND lease_expires_at < now() RETURNING run_id`,
+    );
+    return { requeued: requeued.rows.map((r) => r.run_id), failed: failed.rows.map(toClaimed) };
+  }
+
+  /** Gives runs this worker holds back to the queue (shutdown); they resume as their next attempt. */
+  async handBack(workerId: string, runIds: string[]): Promise<number> {
+    if (!runIds.length) return 0;
+    const { rowCount } = await this.pool.query(
+      `UPDATE ${this.runs} SET status = 'pending', attempt = attempt + 1, worker_id = NULL,
+         lease_expires_at = NULL, updated_at = now()
+       WHERE run_id = ANY($1::uuid[]) AND worker_id = $2 AND status = 'running'`,
+      [runIds, workerId],
+    );
+    return rowCount ?? 0;
+  }
+
+  /**
+   * Asks a run to stop. A pending one is settled here (interrupted, or deleted for a rollback) and never
+   * starts; a running one gets the request recorded for its worker. Returns what the run was, or null when
+   * it had already ended.
+   */
+  async requestCancel(
+    runId: string,
+    action: "interrupt" | "rollback",
+  ): Promise<{ was: "pending" | "running"; run: ClaimedRun } | null> {
+    const pending = await this.pool.query(
+      action === "rollback"
+        ? `DELETE FROM ${this.runs} WHERE run_id = $1 AND status = 'pending' RETURNING *`
+        : `UPDATE ${this.runs} SET status = 'interrupted', updated_at = now()
+           WHERE run_id = $1 AND status = 'pending' RETURNING *`,
+      [runId],
+    );
+    if (pending.rows.length) return { was: "pending", run: toClaimed(pending.rows[0]) };
+    const running = await this.pool.query(
+      `UPDATE ${this.runs} SET cancel_action = COALESCE(cancel_action, $2)
+       WHERE run_id = $1 AND status = 'running' RETURNING *`,
+      [runId, action],
+    );
+    if (running.rows.length) return { was: "running", run: toClaimed(running.rows[0]) };
+    return null;
+  }
+
+  /** Whether the run has ended (or is gone). */
+  async ended(runId: string): Promise<boolean> {
+    const { rows } = await this.pool.query(`SELECT status FROM ${this.runs} WHERE run_id = $1`, [runId]);
+    return !rows.length || !["pending", "running"].includes(rows[0].status);
+  }
+
+  async counts(): Promise<{ pending: number; running: number }> {
+    const { rows } = await this.pool.query(
+      `SELECT count(*) FILTER (WHERE status = 'pending')::int AS pending,
+              count(*) FILTER (WHERE status = 'running')::int AS running
+       FROM ${this.runs} WHERE status IN ('pending', 'running')`,
+    );
+    return rows[0];
+  }
+
+  async deleteRun(runId: string): Promise<void> {
+    await this.pool.query(`DELETE FROM ${this.runs} WHERE run_id = $1`, [runId]);
+  }
+}

@@ -1,0 +1,113 @@
+// PostgreSQL run store.
+import type { Run, RunInput, RunStatus, RunStore } from "../types.js";
+import { isUuid, jsonb, requireUuid, type Db } from "./db.js";
+import { now, toRun } from "./rows.js";
+
+export class PostgresRuns implements RunStore {
+  constructor(private db: Db) {}
+
+  private get t() {
+    return this.db.t;
+  }
+
+  async create(input: RunInput): Promise<Run> {
+    requireUuid("run_id", input.run_id);
+    requireUuid("assistant_id", input.assistant_id);
+    if (input.thread_id !== null) requireUuid("thread_id", input.thread_id);
+    const ts = now();
+    await this.db.query(
+      `INSERT INTO ${this.t.runs}
+         (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy)
+       VALUES ($1, $2, $3, $4, $4, $5, $6::jsonb, $7::jsonb, $8)`,
+      [
+        input.run_id,
+        input.thread_id,
+        input.assistant_id,
+        ts,
+        input.status,
+        jsonb(input.metadata ?? {}),
+        jsonb(input.kwargs ?? {}),
+        input.multitask_strategy,
+      ],
+    );
+    return { ...input, created_at: ts, updated_at: ts };
+  }
+
+  async get(threadId: string, runId: string): Promise<Run | null> {
+    if (!isUuid(threadId) || !isUuid(runId)) return null;
+    const [r] = await this.db.rows(`SELECT * FROM ${this.t.runs} WHERE run_id = $1 AND thread_id = $2`, [
+      runId,
+      threadId,
+    ]);
+    return r ? toRun(r) : null;
+  }
+
+  async list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]> {
+    if (!isUuid(threadId)) return [];
+    const params: unknown[] = [threadId];
+    let where = "thread_id = $1";
+    if (q.status) {
+      params.push(q.status);
+      where += ` AND status = $${params.length}`;
+    }
+    params.push(q.limit, q.offset);
+    const rows = await this.db.rows(
+      `SELECT * FROM ${this.t.runs} WHERE ${where} ORDER BY created_at DESC, seq DESC
+       LIMIT $${params.length - 1} OFFSET $${params.length}`,
+      params,
+    );
+    return rows.map(toRun);
+  }
+
+  async setStatus(runId: string, status: RunStatus): Promise<void> {
+    if (!isUuid(runId)) return;
+    await this.db.query(`UPDATE ${this.t.runs} SET status = $1, updated_at = $2 WHERE run_id = $3`, [
+      status,
+      now(),
+      runId,
+    ]);
+  }
+
+  async start(runId: string): Promise<number> {
+    if (!isUuid(runId)) return 1;
+    // A run starts at attempt 1 (the column's default); starting it again while it is marked running
+    // (it was in flight when a process stopped) is the next attempt.
+    const [r] = await this.db.rows<{ attempt: number }>(
+      `UPDATE ${this.t.runs} SET status = 'running',
+         attempt = CASE WHEN status = 'running' THEN attempt + 1 ELSE attempt END, updated_at = $1
+       WHERE run_id = $2 RETURNING attempt`,
+      [now(), runId],
+    );
+    return r?.attempt ?? 1;
+  }
+
+  async inFlight(): Promise<(Run & { attempt: number })[]> {
+    const rows = await this.db.rows(
+      `SELECT * FROM ${this.t.runs} WHERE status IN ('pending', 'running') ORDER BY created_at, seq`,
+    );
+    return rows.map((r) => ({ ...toRun(r), attempt: r.attempt as number }));
+  }
+
+  async idsByStatus(
+    threadId: string | null,
+    statuses: RunStatus[],
+  ): Promise<{ run_id: string; thread_id: string | null }[]> {
+    if (threadId && !isUuid(threadId)) return [];
+    const params: unknown[] = [statuses];
+    let where = "status = ANY($1::text[])";
+    if (threadId) {
+      params.push(threadId);
+      where += " AND thread_id = $2";
+    }
+    return this.db.rows<{ run_id: string; thread_id: string | null }>(
+      `SELECT run_id, thread_id FROM ${this.t.runs} WHERE ${where} ORDER BY created_at, seq`,
+      params,
+    );
+  }
+
+  async delete(runId: string): Promise<boolean> {
+    if (!isUuid(runId)) return false;
+    const res = await this.db.query(`DELETE FROM ${this.t.runs} WHERE run_id = $1`, [runId]);
+    return (res.rowCount ?? 0) > 0;
+  }
+}
