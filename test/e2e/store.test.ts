@@ -24,6 +24,15 @@ describe("store items", () => {
     expect(await client.store.getItem(ns, "profile")).toBeNull();
   });
 
+  it("searches every namespace with an empty prefix", async () => {
+    const { client } = hangar;
+    const tag = unique("everywhere");
+    await client.store.putItem([unique("a")], "k1", { tag });
+    await client.store.putItem([unique("b"), "deep"], "k2", { tag });
+    const found = await client.store.searchItems([], { filter: { tag }, limit: 100 });
+    expect(found.items.map((x) => x.key).sort()).toEqual(["k1", "k2"]);
+  });
+
   it("searches by namespace prefix with filters and paging", async () => {
     const { client } = hangar;
     const root = unique("docs");

@@ -138,10 +138,11 @@ export class SqliteStore extends BaseStore implements ItemStore {
       throw new Error("query: semantic search needs store.index in langgraph.json, which is not configured");
     }
     const prefix = encode(op.namespacePrefix);
+    // An empty prefix matches every namespace.
     const rows = this.stmt(
-      `SELECT * FROM store_items WHERE (namespace = ? OR substr(namespace, 1, ?) = ?)
+      `SELECT * FROM store_items WHERE (? = '' OR namespace = ? OR substr(namespace, 1, ?) = ?)
          AND (expires_at IS NULL OR expires_at > ?) ORDER BY updated_at DESC, namespace, key`,
-    ).all(prefix, prefix.length + 1, prefix + SEP, Date.now()) as any[];
+    ).all(prefix, prefix, prefix.length + 1, prefix + SEP, Date.now()) as any[];
     let matching = op.filter ? rows.filter((r) => matchesFilter(JSON.parse(r.value), op.filter)) : rows;
     if (op.query) {
       // Ranked by the best cosine similarity of any embedded text of the item; unembedded items last.
