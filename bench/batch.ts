@@ -16,8 +16,9 @@
  *   is no longer `pending` (said so in the output).
  * - `stream-fanout`: N streamed runs started at once (POST /threads/{id}/runs/stream, values +
  *   messages-tuple) over N connections; wall time, events/s over all clients, failures (under a global
- *   timeout), and the server's memory: RSS (VmRSS from /proc, summed over the server's process group)
- *   before and at the peak (sampled every 50 ms), reported as (peak - before) / N per stream.
+ *   timeout), and the server's memory: RSS (VmRSS from /proc, summed over the server's process groups: a
+ *   scale-out deployment's API and worker processes together) before and at the peak (sampled every
+ *   50 ms), reported as (peak - before) / N per stream.
  */
 import { setMaxListeners } from "node:events";
 import { readdirSync, readFileSync } from "node:fs";
@@ -56,8 +57,10 @@ export interface BatchSizes {
 export interface BatchContext {
   target: TargetName;
   url: string;
-  /** The pid servers.ts spawned: leader of the server's process group. */
+  /** The pid servers.ts spawned: leader of the server's process group (the one `url` points at). */
   pid: number;
+  /** Every process group of the target (a scale-out deployment: API and workers). */
+  pids: number[];
   sizes: BatchSizes;
   /** Set when the sizes were scaled down for this target: why. */
   scaledNote?: string;
@@ -482,7 +485,7 @@ export const streamFanoutScenario: BatchScenario = {
     await warmGraph(ctx.url);
     const threads = await threadsFor(ctx.url, n);
     const agent = new Agent({ connections: n + 16, keepAliveTimeout: 60_000, pipelining: 1 });
-    const pids = groupPids(ctx.pid);
+    const pids = ctx.pids.flatMap(groupPids);
     const notes: string[] = [];
     if (pids.length === 0) notes.push("no /proc: memory not measured");
     await sleep(500); // let the setup's garbage settle a little before the baseline

@@ -4,9 +4,17 @@
  * time, at concurrency 1 and 16; prints p50/p95 latency, throughput and the Hangar/peer ratios, plus an
  * in-process `graph.invoke` baseline, and writes everything as JSON to bench/results/<timestamp>.json.
  *
- *   npm run bench -- [--only create-thread,run-wait,...] [--quick] [--target hangar|peer|both]
+ *   npm run bench -- [--only create-thread,run-wait,...] [--quick] [--target <t>[,<t>...]] [--with-peer]
  *
- * Scenarios: ok, create-thread, run-wait, stream-thread, stream-stateless, history, search, baseline, then
+ * Targets: `hangar` (`hangar dev`, embedded SQLite), `peer`, and Hangar's scale-out backend on PostgreSQL +
+ * Redis (`hangar serve`, $DATABASE_URL / $REDIS_URL, default postgres://postgres@127.0.0.1:5432/postgres and
+ * redis://127.0.0.1:6379): `pg1` = one `--mode api` process + one `--mode worker` process, `pg2` = one api +
+ * two workers, on a fresh schema and Redis prefix per start (dropped at stop). The client talks to the API
+ * process. `--target` takes a comma list; `both` = hangar,peer (the default), `all` = hangar,peer,pg1,pg2.
+ * The pg targets are reported against the embedded `hangar` target of the same run (pg/hangar ratios).
+ *
+ * Scenarios: ok, create-thread, run-wait, stream-thread, stream-stateless, history, search, search-100k
+ * (100,000 threads, 10,000 with --quick; the peer only with --with-peer), baseline, then
  * the one-shot run-queue scenarios of bench/batch.ts: bg-throughput, pickup, stream-fanout (printed in a
  * second table; sizes are per target, so that the peer could get smaller counts where its queue would not
  * finish in the time budget; at the sizes below it does finish, so both get the same).
@@ -29,8 +37,12 @@ import {
   installCleanupHandlers,
   RESULTS_DIR,
   ROOT,
-  startHangar,
-  startPeer,
+  DATABASE_URL,
+  isPgTarget,
+  PG_WORKERS,
+  REDIS_URL,
+  startTargetServer,
+  TARGETS,
   type BenchServer,
   type TargetName,
 } from "./servers.ts";
@@ -45,6 +57,8 @@ interface Profile {
   hardMaxMs: number;
   warmupMaxMs: number;
   searchThreads: number;
+  /** Threads of search-100k. */
+  bigSearchThreads: number;
   /** Batch scenarios (bench/batch.ts), per target (a slower server can get less: reported as scaled). */
   batch: Record<TargetName, BatchSizes>;
 }
@@ -78,9 +92,12 @@ const PROFILES: Record<"full" | "quick", Profile> = {
     hardMaxMs: 15_000,
     warmupMaxMs: 2_000,
     searchThreads: 10_000,
+    bigSearchThreads: 100_000,
     batch: {
       hangar: FULL_BATCH,
       peer: FULL_BATCH,
+      pg1: FULL_BATCH,
+      pg2: FULL_BATCH,
     },
   },
   quick: {
@@ -91,12 +108,17 @@ const PROFILES: Record<"full" | "quick", Profile> = {
     hardMaxMs: 5_000,
     warmupMaxMs: 1_000,
     searchThreads: 1_000,
+    bigSearchThreads: 10_000,
     batch: {
       hangar: QUICK_BATCH,
       peer: QUICK_BATCH,
+      pg1: QUICK_BATCH,
+      pg2: QUICK_BATCH,
     },
   },
 };
+
+const PEER_OPT_IN = SERVER_SCENARIOS.filter((s) => s.peerOptIn).map((s) => s.id);
 
 const ALL_IDS = [...SERVER_SCENARIOS.map((s) => s.id), "baseline", ...BATCH_SCENARIOS.map((s) => s.id)];
 
@@ -106,10 +128,20 @@ const USAGE = `Usage: npm run bench -- [options]
 
   --only <ids>      comma-separated scenarios (default: all):
                     ${ALL_IDS.join(", ")}
-  --quick           smaller runs (N=${PROFILES.quick.n}, ${PROFILES.quick.searchThreads} search threads;
+  --quick           smaller runs (N=${PROFILES.quick.n}, ${PROFILES.quick.searchThreads} search threads,
+                    search-100k on ${PROFILES.quick.bigSearchThreads} threads instead of ${PROFILES.full.bigSearchThreads};
                     bg-throughput / pickup / stream-fanout: ${sizesText(PROFILES.quick.batch.hangar)},
                     full: ${sizesText(PROFILES.full.batch.hangar)}, peer ${sizesText(PROFILES.full.batch.peer)})
-  --target <t>      hangar | peer | both (default: both)
+  --target <list>   comma-separated targets (default: both):
+                      hangar  hangar dev, embedded SQLite (the baseline of the pg ratios)
+                      peer    the official dev server (@langchain/langgraph-cli dev)
+                      pg1     hangar serve on PostgreSQL + Redis: 1 --mode api + 1 --mode worker process
+                      pg2     the same with 2 worker processes
+                      both    = hangar,peer      all = hangar,peer,pg1,pg2
+                    pg targets use $DATABASE_URL (default ${DATABASE_URL})
+                    and $REDIS_URL (default ${REDIS_URL}), with a fresh schema
+                    + Redis prefix per server start, dropped when it stops
+  --with-peer       also run the peer on the scenarios it skips by default (${PEER_OPT_IN.join(", ")})
   -h, --help        this help
 `;
 
@@ -139,7 +171,13 @@ interface TargetInfo {
   info?: unknown;
   error?: string;
   setupMs: Record<string, number>;
+  /** What a scenario's setup did (e.g. the search-100k fill rate). */
+  setupNotes: Record<string, string>;
+  /** What the target runs on (a scale-out deployment: its processes). */
+  details?: string;
   setupErrors: Record<string, string>;
+  /** Scenarios not run on this target (the peer's opt-in ones without --with-peer). */
+  skipped: string[];
   /** Batch scenarios that threw (as opposed to counting failures). */
   batchErrors: Record<string, string>;
 }
@@ -152,6 +190,7 @@ function parseCli() {
       only: { type: "string" },
       quick: { type: "boolean", default: false },
       target: { type: "string", default: "both" },
+      "with-peer": { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
     allowPositionals: false,
@@ -169,12 +208,21 @@ function parseCli() {
     : known;
   const unknown = only.filter((s) => !known.includes(s));
   if (unknown.length) throw new UsageError(`unknown scenario(s): ${unknown.join(", ")}\n\n${USAGE}`);
-  const target = values.target;
-  if (target !== "hangar" && target !== "peer" && target !== "both") {
-    throw new UsageError(`--target must be hangar, peer or both (got ${target})\n\n${USAGE}`);
+  const aliases: Record<string, readonly TargetName[]> = { both: ["hangar", "peer"], all: TARGETS };
+  const asked = values.target
+    .split(",")
+    .map((s) => s.trim())
+    .filter(Boolean)
+    .flatMap((t) => aliases[t] ?? [t]);
+  const bad = asked.filter((t) => !(TARGETS as readonly string[]).includes(t));
+  if (bad.length || !asked.length) {
+    throw new UsageError(
+      `--target takes a comma list of ${TARGETS.join(", ")}, both or all (got ${values.target})\n\n${USAGE}`,
+    );
   }
-  const targets: TargetName[] = target === "both" ? ["hangar", "peer"] : [target];
-  return { only, quick: values.quick, targets };
+  // Report order: hangar, peer, pg1, pg2 (whatever order they were given in).
+  const targets = TARGETS.filter((t) => asked.includes(t));
+  return { only, quick: values.quick, targets, withPeer: values["with-peer"] };
 }
 
 const log = (msg: string) => process.stderr.write(`${msg}\n`);
@@ -237,15 +285,20 @@ async function startTarget(
 ): Promise<BenchServer | undefined> {
   let server: BenchServer;
   try {
-    server = name === "hangar" ? await startHangar(stamp) : await startPeer(stamp);
+    server = await startTargetServer(name, stamp);
   } catch (err) {
     info.error = (err as Error).message;
     log(`  ${name}: FAILED TO START\n${info.error}`);
     return undefined;
   }
   info.startupMs.push(Math.round(server.startupMs));
-  info.log = relative(ROOT, server.logFile);
-  log(`  ${name}: ${server.url} (pid ${server.pid}, ready in ${Math.round(server.startupMs)} ms)`);
+  info.log = server.logFiles.map((f) => relative(ROOT, f)).join(", ");
+  info.details = server.details;
+  const pids = server.pids.length > 1 ? `pids ${server.pids.join(", ")}` : `pid ${server.pid}`;
+  const details = [server.details, server.schema && `schema ${server.schema}`].filter(Boolean).join(", ");
+  log(
+    `  ${name}: ${server.url} (${pids}, ready in ${Math.round(server.startupMs)} ms${details ? `; ${details}` : ""})`,
+  );
   return server;
 }
 
@@ -261,7 +314,11 @@ async function benchScenario(
   if (!server) return false;
   try {
     info.info ??= await getJson(`${server.url}/info`).catch((err) => ({ error: (err as Error).message }));
-    const ctx: ScenarioContext = { url: server.url, searchThreads: profile.searchThreads };
+    const ctx: ScenarioContext = {
+      url: server.url,
+      searchThreads: profile.searchThreads,
+      bigSearchThreads: profile.bigSearchThreads,
+    };
     let state: unknown;
     if (scenario.setup) {
       const t0 = performance.now();
@@ -273,7 +330,9 @@ async function benchScenario(
         return true;
       }
       info.setupMs[scenario.id] = Math.round(performance.now() - t0);
-      log(`  ${name} ${scenario.id}: setup ${info.setupMs[scenario.id]} ms`);
+      const note = scenario.describeSetup?.(ctx, state);
+      if (note) info.setupNotes[scenario.id] = note;
+      log(`  ${name} ${scenario.id}: setup ${info.setupMs[scenario.id]} ms${note ? ` (${note})` : ""}`);
     }
     for (const concurrency of CONCURRENCY) {
       const level = await runLevel({
@@ -317,8 +376,9 @@ async function benchBatch(
         target: name,
         url: server.url,
         pid: server.pid,
+        pids: server.pids,
         sizes,
-        scaledNote: scaled ? "N scaled down for the peer (time budget)" : undefined,
+        scaledNote: scaled ? `N scaled down for ${name} (time budget)` : undefined,
         log,
       })),
     );
@@ -381,46 +441,92 @@ function renderReport(rows: Row[], scenarios: Scenario[], targets: TargetName[])
   const find = (t: Row["target"], s: string, m: string, c: number) =>
     rows.find((r) => r.target === t && r.scenario === s && r.metric === m && r.concurrency === c);
   const out: string[] = [];
+  const pgTargets = targets.filter(isPgTarget);
+  const hasHangar = targets.includes("hangar");
+  const hasPeer = targets.includes("peer");
+  // Table 1: hangar and/or peer, side by side, with the Hangar/peer ratios when both ran. Left out when the
+  // run is hangar + pg targets only: table 2 shows hangar's numbers beside theirs.
+  const mainTargets = targets.filter((t) => !isPgTarget(t));
+  const showMain = mainTargets.length > 0 && (hasPeer || pgTargets.length === 0);
+  const both = hasHangar && hasPeer;
   const header = ["scenario", "metric", "c"];
-  for (const t of targets) header.push(`${t} p50`, `${t} p95`, `${t} req/s`);
-  const both = targets.length === 2;
+  for (const t of mainTargets) header.push(`${t} p50`, `${t} p95`, `${t} req/s`);
   if (both) header.push("p50 h/p", "p95 h/p", "req/s h/p");
+  const cellsOf = (r: Row | undefined, lastMetric: boolean) => {
+    if (!r) return ["-", "-", "-"];
+    const err = r.errors ? ` !${r.errors}err` : "";
+    return [fmtMs(r.p50), fmtMs(r.p95), (lastMetric ? fmtRate(r.throughput) : "") + err];
+  };
+  const ratios = (a: Row | undefined, b: Row | undefined, lastMetric: boolean) => [
+    fmtRatio(a?.p50 ?? NaN, b?.p50 ?? NaN),
+    fmtRatio(a?.p95 ?? NaN, b?.p95 ?? NaN),
+    lastMetric ? fmtRatio(a?.throughput ?? NaN, b?.throughput ?? NaN) : "",
+  ];
   const body: string[][] = [];
+  // Table 2: the scale-out targets against the embedded hangar target of this run, one row per target.
+  const pgHeader = ["scenario", "metric", "c", "target", "p50", "p95", "req/s"];
+  if (hasHangar) pgHeader.push("p50 x/h", "p95 x/h", "req/s x/h");
+  const pgBody: string[][] = [];
   for (const s of scenarios) {
     for (const c of CONCURRENCY) {
       s.metrics.forEach((metric, mi) => {
         const lastMetric = mi === s.metrics.length - 1;
-        const cells = [mi === 0 ? s.id : "", metric, String(c)];
-        const found = targets.map((t) => find(t, s.id, metric, c));
-        for (const r of found) {
-          if (!r) cells.push("-", "-", "-");
-          else {
-            const err = r.errors ? ` !${r.errors}err` : "";
-            cells.push(fmtMs(r.p50), fmtMs(r.p95), (lastMetric ? fmtRate(r.throughput) : "") + err);
+        if (showMain) {
+          const cells = [mi === 0 ? s.id : "", metric, String(c)];
+          for (const t of mainTargets) cells.push(...cellsOf(find(t, s.id, metric, c), lastMetric));
+          if (both) {
+            cells.push(...ratios(find("hangar", s.id, metric, c), find("peer", s.id, metric, c), lastMetric));
           }
+          body.push(cells);
         }
-        if (both) {
-          const [h, p] = found;
-          cells.push(
-            fmtRatio(h?.p50 ?? NaN, p?.p50 ?? NaN),
-            fmtRatio(h?.p95 ?? NaN, p?.p95 ?? NaN),
-            lastMetric ? fmtRatio(h?.throughput ?? NaN, p?.throughput ?? NaN) : "",
-          );
+        if (pgTargets.length) {
+          const h = find("hangar", s.id, metric, c);
+          const group = hasHangar ? (["hangar", ...pgTargets] as TargetName[]) : pgTargets;
+          group.forEach((t, ti) => {
+            const first = ti === 0;
+            const r = find(t, s.id, metric, c);
+            const cells = [
+              first && mi === 0 && pgBody.every((b) => b[0] !== s.id) ? s.id : "",
+              first ? metric : "",
+              first ? String(c) : "",
+              t,
+              ...cellsOf(r, lastMetric),
+            ];
+            if (hasHangar) cells.push(...(t === "hangar" ? ["", "", ""] : ratios(r, h, lastMetric)));
+            pgBody.push(cells);
+          });
         }
-        body.push(cells);
       });
     }
   }
-  if (body.length) {
+  if (body.length || pgBody.length) {
     out.push("Latency in ms, throughput in completed requests/s (N per level, or the time budget).");
     if (scenarios.some((s) => s.metrics.includes("ttfe"))) {
       out.push("Streams: ttfe = first SSE event, last = last SSE event, total = server closed the stream.");
     }
+  }
+  if (body.length) {
     if (both) {
       out.push("h/p = Hangar / peer: latency ratio < 1 and req/s ratio > 1 mean Hangar is faster.");
     }
     out.push("");
     out.push(table(header, body, (i) => i >= 2));
+  }
+  if (pgBody.length) {
+    if (body.length) out.push("");
+    out.push(
+      "Scale-out backend (hangar serve on PostgreSQL + Redis; the client talks to the API process): " +
+        pgTargets.map((t) => `${t} = 1 api + ${PG_WORKERS[t]} worker process(es)`).join(", ") +
+        ".",
+    );
+    out.push(
+      hasHangar
+        ? "x/h = that target / embedded hangar (SQLite, one process) of this same run: latency ratio > 1 and " +
+            "req/s ratio < 1 mean the pg target is slower."
+        : "No embedded hangar target in this run: no pg/hangar ratios (add --target hangar,...).",
+    );
+    out.push("");
+    out.push(table(pgHeader, pgBody, (i) => i === 2 || i >= 4));
   }
   const base = CONCURRENCY.map((c) => find("in-process", "baseline", "latency", c));
   if (base.some(Boolean)) {
@@ -456,9 +562,12 @@ function renderReport(rows: Row[], scenarios: Scenario[], targets: TargetName[])
 
 function renderBatchReport(rows: BatchRow[], scenarios: BatchScenario[], targets: TargetName[]): string {
   if (!rows.length) return "";
-  const both = targets.length === 2;
+  const hasHangar = targets.includes("hangar");
+  const both = hasHangar && targets.includes("peer");
+  const vsHangar = hasHangar && targets.some(isPgTarget);
   const header = ["scenario", "variant", "target", "N", "ok", "fail", "total", "rate", "p50 ms", "p95 ms"];
   if (both) header.push("rate h/p", "p50 h/p");
+  if (vsHangar) header.push("rate x/h", "p50 x/h");
   header.push("notes");
   const body: string[][] = [];
   for (const s of scenarios) {
@@ -481,12 +590,20 @@ function renderBatchReport(rows: BatchRow[], scenarios: BatchScenario[], targets
           fmtMs(r.p50 ?? NaN),
           fmtMs(r.p95 ?? NaN),
         ];
+        const h = found[targets.indexOf("hangar")];
         if (both) {
-          const [h, p] = found;
-          const first = ti === 0;
+          const p = found[targets.indexOf("peer")];
+          const onHangar = targets[ti] === "hangar";
           cells.push(
-            first ? fmtRatio(h?.rate ?? NaN, p?.rate ?? NaN) : "",
-            first ? fmtRatio(h?.p50 ?? NaN, p?.p50 ?? NaN) : "",
+            onHangar ? fmtRatio(h?.rate ?? NaN, p?.rate ?? NaN) : "",
+            onHangar ? fmtRatio(h?.p50 ?? NaN, p?.p50 ?? NaN) : "",
+          );
+        }
+        if (vsHangar) {
+          const pg = isPgTarget(targets[ti]);
+          cells.push(
+            pg ? fmtRatio(r.rate, h?.rate ?? NaN) : "",
+            pg ? fmtRatio(r.p50 ?? NaN, h?.p50 ?? NaN) : "",
           );
         }
         cells.push(r.notes.join("; "));
@@ -501,10 +618,14 @@ function renderBatchReport(rows: BatchRow[], scenarios: BatchScenario[], targets
     "    the resumable join stream opened at once (Last-Event-ID -1: replayed if already past; includes the",
     "    round trip that opens it), one sample at a time, each on a new thread;",
     "  stream-fanout: all streams at once, rate = SSE events/s over all clients, p50/p95 = per-stream total,",
-    "    memory = (peak - before) server RSS / N.",
+    "    memory = (peak - before) server RSS / N (summed over all of a target's processes).",
   ];
   if (both)
     out.push("  rate h/p > 1 and p50 h/p < 1 mean Hangar is faster (at each target's N, see the N column).");
+  if (vsHangar)
+    out.push(
+      "  x/h = pg target / embedded hangar of this run: rate x/h < 1 and p50 x/h > 1 mean the pg target is slower.",
+    );
   out.push(
     "",
     table(header, body, (i) => i >= 3 && i < header.length - 1),
@@ -530,9 +651,13 @@ function renderServerNotes(info: Partial<Record<TargetName, TargetInfo>>, target
       ? `start-up ${fmtMs(starts.reduce((a, b) => a + b, 0) / starts.length)} ms avg over ${starts.length}`
       : "not started";
     const setups = Object.entries(i.setupMs).map(([s, ms]) => `${s} ${(ms / 1000).toFixed(1)} s`);
+    const details = i.details ? ` (${i.details})` : "";
+    const skipped = i.skipped.length ? `; skipped ${i.skipped.join(", ")} (--with-peer runs it)` : "";
     lines.push(
-      `${t}: ${startup}; untimed setup: ${setups.join(", ") || "-"}${i.log ? `; log ${i.log}` : ""}`,
+      `${t}${details}: ${startup}${skipped}; untimed setup: ${setups.join(", ") || "-"}` +
+        (i.log ? `; log ${i.log}` : ""),
     );
+    for (const [s, note] of Object.entries(i.setupNotes)) lines.push(`  ${t} ${s} setup: ${note}`);
   }
   return lines.join("\n");
 }
@@ -540,7 +665,7 @@ function renderServerNotes(info: Partial<Record<TargetName, TargetInfo>>, target
 // ---------- main ----------
 
 async function main(): Promise<number> {
-  const { only, quick, targets } = parseCli();
+  const { only, quick, targets, withPeer } = parseCli();
   installCleanupHandlers();
   mkdirSync(RESULTS_DIR, { recursive: true });
   const profile = quick ? PROFILES.quick : PROFILES.full;
@@ -558,7 +683,16 @@ async function main(): Promise<number> {
   let baselineError: string | undefined;
   if (only.includes("baseline")) baselineError = await benchBaseline(profile, rows);
   const targetInfo: Partial<Record<TargetName, TargetInfo>> = {};
-  for (const t of targets) targetInfo[t] = { startupMs: [], setupMs: {}, setupErrors: {}, batchErrors: {} };
+  for (const t of targets) {
+    targetInfo[t] = {
+      startupMs: [],
+      setupMs: {},
+      setupNotes: {},
+      skipped: [],
+      setupErrors: {},
+      batchErrors: {},
+    };
+  }
   // Fresh servers per scenario (clean state, no background work of one server during the other's
   // measurement); targets interleaved per scenario, alternating who goes first, to spread load drift.
   for (const [i, scenario] of scenarios.entries()) {
@@ -567,6 +701,11 @@ async function main(): Promise<number> {
     for (const t of order) {
       const info = targetInfo[t]!;
       if (info.error) continue;
+      if (t === "peer" && scenario.peerOptIn && !withPeer) {
+        log(`  peer: skipped (${scenario.peerOptIn}; --with-peer runs it)`);
+        info.skipped.push(scenario.id);
+        continue;
+      }
       await benchScenario(t, scenario, profile, stamp, info, rows);
     }
   }

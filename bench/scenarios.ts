@@ -1,7 +1,8 @@
 /**
  * Benchmark scenarios, written once against the Agent Server HTTP API and run unchanged against Hangar and
  * the peer: create thread, run-wait, streamed run on a thread, stateless streamed run, history of a thread
- * with >= 50 checkpoints, and metadata-filtered thread search over many threads. Each scenario has an
+ * with >= 50 checkpoints, and metadata-filtered thread search over many threads (10,000, and 100,000 in
+ * `search-100k`, which the peer skips unless asked: it fills 100k threads far too slowly). Each scenario has an
  * untimed setup (once per server), an optional untimed per-operation `prepare`, and a timed `op` that also
  * checks the answer, so a fast-but-wrong server counts errors instead of winning. Streams are timed to the
  * first SSE event (ttfe), the last SSE event (last) and the end of the response (total).
@@ -20,6 +21,8 @@ export interface ScenarioContext {
   url: string;
   /** Threads created for the search scenario. */
   searchThreads: number;
+  /** Threads created for the search-100k scenario. */
+  bigSearchThreads: number;
 }
 
 export interface Scenario<S = any, T = any> {
@@ -35,6 +38,10 @@ export interface Scenario<S = any, T = any> {
   /** Untimed, per level: `count` inputs for `op`. */
   prepare?: (ctx: ScenarioContext, state: S, count: number) => Promise<T[]>;
   op: (ctx: ScenarioContext, state: S, input: T) => Promise<Record<string, number>>;
+  /** One line about what the setup did (e.g. how fast it filled the server), for the report. */
+  describeSetup?: (ctx: ScenarioContext, state: S) => string;
+  /** Why the peer is skipped unless asked for (`--with-peer`); undefined: it runs everywhere. */
+  peerOptIn?: string;
 }
 
 interface Thread {
@@ -237,6 +244,73 @@ export const searchScenario: Scenario<void, void> = {
   },
 };
 
+const BIG_SEARCH_TENANTS = 100;
+const BIG_SEARCH_TENANT = "t42";
+const BIG_SEARCH_KINDS = ["chat", "task", "support"];
+/** Untimed fill of search-100k: threads created at once, and the bound on the whole fill. */
+const BIG_FILL_CONCURRENCY = 32;
+const BIG_FILL_BUDGET_MS = 240_000;
+
+interface BigSearchState {
+  threads: number;
+  fillMs: number;
+}
+
+/**
+ * Thread search over 100,000 threads (10,000 with --quick), filtered on metadata matching 1% of them.
+ * The threads are created through the API (POST /threads, 32 at a time, untimed; the fill rate is
+ * reported), with metadata `{ tenant: "t<i % 100>", kind, seq }`; timed: POST /threads/search with
+ * `{ metadata: { tenant: "t42" }, limit: 10 }`, which must answer 10 threads of tenant t42.
+ */
+export const bigSearchScenario: Scenario<BigSearchState, void> = {
+  id: "search-100k",
+  title: `thread search over 100,000 threads, metadata filter matching 1%, limit ${SEARCH_LIMIT}`,
+  metrics: ["latency"],
+  peerOptIn: "the peer fills 100,000 threads far too slowly",
+  async setup(ctx) {
+    const n = ctx.bigSearchThreads;
+    const t0 = performance.now();
+    const deadline = t0 + BIG_FILL_BUDGET_MS;
+    await mapConcurrent(
+      Array.from({ length: n }, (_, i) => i),
+      BIG_FILL_CONCURRENCY,
+      async (i) => {
+        if (performance.now() > deadline) {
+          throw new Error(
+            `search-100k setup: ${i} of ${n} threads created, over the ${BIG_FILL_BUDGET_MS / 1000} s budget`,
+          );
+        }
+        await createThread(ctx.url, {
+          tenant: `t${i % BIG_SEARCH_TENANTS}`,
+          kind: BIG_SEARCH_KINDS[i % BIG_SEARCH_KINDS.length],
+          seq: i,
+        });
+      },
+    );
+    return { threads: n, fillMs: performance.now() - t0 };
+  },
+  describeSetup: (_ctx, s) =>
+    `${s.threads} threads created via POST /threads (${BIG_FILL_CONCURRENCY} at a time) in ` +
+    `${(s.fillMs / 1000).toFixed(1)} s = ${Math.round(s.threads / (s.fillMs / 1000))} threads/s`,
+  async op(ctx) {
+    const t0 = performance.now();
+    const { body: threads, bytes } = await postJsonSized<Thread[]>(`${ctx.url}/threads/search`, {
+      metadata: { tenant: BIG_SEARCH_TENANT },
+      limit: SEARCH_LIMIT,
+    });
+    const latency = performance.now() - t0;
+    const expected = Math.min(SEARCH_LIMIT, Math.ceil(ctx.bigSearchThreads / BIG_SEARCH_TENANTS));
+    if (!Array.isArray(threads) || threads.length !== expected) {
+      throw new Error(
+        `search-100k: expected ${expected} threads, got ${Array.isArray(threads) ? threads.length : typeof threads}`,
+      );
+    }
+    const wrong = threads.find((t) => t.metadata?.tenant !== BIG_SEARCH_TENANT);
+    if (wrong) throw new Error(`search-100k: thread ${wrong.thread_id} does not match the filter`);
+    return { latency, bytes };
+  },
+};
+
 export const SERVER_SCENARIOS: Scenario[] = [
   okScenario,
   createThreadScenario,
@@ -245,4 +319,5 @@ export const SERVER_SCENARIOS: Scenario[] = [
   streamStatelessScenario,
   historyScenario,
   searchScenario,
+  bigSearchScenario,
 ];

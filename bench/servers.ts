@@ -1,13 +1,21 @@
 /**
- * Benchmark servers: starts Hangar (`hangar dev`) and the official peer dev server (`langgraphjs dev` from
- * `@langchain/langgraph-cli`) as detached child processes on free loopback ports, and stops each of them by
- * its own process group (the pid we spawned), also on error, SIGINT and SIGTERM.
+ * Benchmark servers: starts Hangar (`hangar dev`, embedded SQLite), the official peer dev server
+ * (`langgraphjs dev` from `@langchain/langgraph-cli`) and Hangar's scale-out deployments (`hangar serve` on
+ * PostgreSQL + Redis: one `--mode api` process plus 1 or 2 `--mode worker` processes) as detached child
+ * processes on free loopback ports, and stops each of them by its own process group (the pid we spawned),
+ * also on error, SIGINT and SIGTERM.
  *
  * The peer runs against a temporary copy of `examples/` (so its `.langgraph_api` data dir and the `.gitignore`
  * it edits stay out of the repository); a `node_modules` symlink next to the copy makes the graph code resolve
  * the very same packages as the repository (Node follows the symlink to the real path).
+ *
+ * A scale-out deployment gets a fresh PostgreSQL schema and Redis key prefix per start
+ * (`hangar_bench_<bench pid>_<n>_<random>`, on $DATABASE_URL / $REDIS_URL, default the local servers), which
+ * are dropped (DROP SCHEMA ... CASCADE, SCAN + DEL) once its processes are stopped; leftovers of a bench
+ * process that no longer exists (killed with SIGKILL) are dropped when the next pg target starts.
  */
-import { spawn, type ChildProcess } from "node:child_process";
+import { spawn, spawnSync, type ChildProcess } from "node:child_process";
+import { randomBytes } from "node:crypto";
 import {
   cpSync,
   createWriteStream,
@@ -24,18 +32,41 @@ import { createServer } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { Redis } from "ioredis";
+import pg from "pg";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..");
 export const RESULTS_DIR = join(ROOT, "bench/results");
 export const EXAMPLES_DIR = join(ROOT, "examples");
 
-export type TargetName = "hangar" | "peer";
+/** Every bench target, in report order. */
+export const TARGETS = ["hangar", "peer", "pg1", "pg2"] as const;
+export type TargetName = (typeof TARGETS)[number];
+/** The scale-out targets and their worker process count (each beside one `--mode api` process). */
+export const PG_WORKERS = { pg1: 1, pg2: 2 } as const;
+export type PgTarget = keyof typeof PG_WORKERS;
+export const isPgTarget = (t: string): t is PgTarget => t in PG_WORKERS;
+
+export const DATABASE_URL = process.env.DATABASE_URL || "postgres://postgres@127.0.0.1:5432/postgres";
+export const REDIS_URL = process.env.REDIS_URL || "redis://127.0.0.1:6379";
+/** Prefix of every bench schema and Redis key prefix (followed by the bench's pid). */
+const SCHEMA_PREFIX = "hangar_bench_";
 
 export interface BenchServer {
   name: TargetName;
+  /** The URL the client talks to (a scale-out deployment: its API process). */
   url: string;
+  /** The process (group) the client talks to. */
   pid: number;
+  /** Every process group of the target (a scale-out deployment: API first, then the workers). */
+  pids: number[];
   logFile: string;
+  /** Every log file of the target (a scale-out deployment: one per process). */
+  logFiles: string[];
+  /** What the target runs on, for the report (a scale-out deployment: its processes). */
+  details?: string;
+  /** A scale-out deployment's PostgreSQL schema (= its Redis prefix without the trailing colon). */
+  schema?: string;
   /** Wall time from spawn to "ready", in ms. */
   startupMs: number;
   /** Stops the process group (SIGTERM, then SIGKILL after a grace period) and removes temp dirs. */
@@ -49,6 +80,15 @@ interface Live {
 
 /** Every process group we started and have not stopped yet, for the emergency handlers. */
 const live = new Set<Live>();
+
+/** A scale-out deployment's PostgreSQL schema and Redis prefix, until dropped. */
+interface Deployment {
+  schema: string;
+  redisPrefix: string;
+}
+
+/** Every deployment created and not dropped yet, for the emergency handlers. */
+const deployments = new Set<Deployment>();
 
 function groupAlive(pid: number): boolean {
   try {
@@ -84,13 +124,20 @@ async function stopLive(entry: Live): Promise<void> {
   for (const dir of entry.dirs) rmSync(dir, { recursive: true, force: true });
 }
 
-/** Synchronous last resort (process "exit"): SIGKILL whatever is still running and drop temp dirs. */
+/**
+ * Synchronous last resort (process "exit"): SIGKILL whatever is still running, drop temp dirs, and drop the
+ * deployments' schemas and Redis keys (in a child node process: "exit" handlers cannot wait for I/O).
+ */
 function killAllSync(): void {
   for (const entry of live) {
     signalGroup(entry.proc.pid!, "SIGKILL");
     for (const dir of entry.dirs) rmSync(dir, { recursive: true, force: true });
   }
   live.clear();
+  if (deployments.size) {
+    dropDeploymentsSync([...deployments]);
+    deployments.clear();
+  }
 }
 
 let handlersInstalled = false;
@@ -101,7 +148,9 @@ export function installCleanupHandlers(): void {
   handlersInstalled = true;
   const onSignal = (signal: NodeJS.Signals) => {
     process.stderr.write(`\n${signal}: stopping benchmark servers...\n`);
-    void Promise.all([...live].map(stopLive)).finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
+    void Promise.all([...live].map(stopLive))
+      .then(() => Promise.all([...deployments].map((d) => dropDeployment(d).catch(() => {}))))
+      .finally(() => process.exit(signal === "SIGINT" ? 130 : 143));
   };
   process.once("SIGINT", onSignal);
   process.once("SIGTERM", onSignal);
@@ -154,6 +203,24 @@ function exitPromise(proc: ChildProcess): Promise<never> {
   );
 }
 
+/** Resolves with the URL a Hangar process prints ("... listening on <url>") once it answers GET /ok. */
+async function waitListening(entry: Live, output: () => string): Promise<string> {
+  const url = await Promise.race([
+    exitPromise(entry.proc),
+    (async () => {
+      const deadline = Date.now() + 60_000;
+      while (Date.now() < deadline) {
+        const m = /listening on (http:\/\/[^\s]+)/.exec(output());
+        if (m) return m[1].replace(/\/+$/, "");
+        await sleep(50);
+      }
+      throw new Error("timed out after 60 s waiting for 'listening on'");
+    })(),
+  ]);
+  await waitOk(url, 30_000);
+  return url;
+}
+
 /** Starts `node bin/hangar.js dev --port 0 ...` and resolves once it prints where it listens. */
 export async function startHangar(stamp: string): Promise<BenchServer> {
   mkdirSync(RESULTS_DIR, { recursive: true });
@@ -180,30 +247,235 @@ export async function startHangar(stamp: string): Promise<BenchServer> {
     { cwd: ROOT, env, logFile, dirs: [dataDir] },
   );
   try {
-    const url = await Promise.race([
-      exitPromise(entry.proc),
-      (async () => {
-        const deadline = Date.now() + 60_000;
-        while (Date.now() < deadline) {
-          const m = /listening on (http:\/\/[^\s]+)/.exec(output());
-          if (m) return m[1].replace(/\/+$/, "");
-          await sleep(50);
-        }
-        throw new Error("timed out after 60 s waiting for 'listening on'");
-      })(),
-    ]);
-    await waitOk(url, 30_000);
+    const url = await waitListening(entry, output);
     return {
       name: "hangar",
       url,
       pid: entry.proc.pid!,
+      pids: [entry.proc.pid!],
       logFile,
+      logFiles: [logFile],
       startupMs: performance.now() - t0,
       stop: () => stopLive(entry),
     };
   } catch (err) {
     await stopLive(entry);
     throw new Error(`hangar failed to start: ${(err as Error).message}\n--- log tail ---\n${tail(output())}`);
+  }
+}
+
+/** Starts a target's server(s) for one scenario. */
+export function startTargetServer(name: TargetName, stamp: string): Promise<BenchServer> {
+  if (name === "hangar") return startHangar(stamp);
+  if (name === "peer") return startPeer(stamp);
+  return startCluster(name, stamp);
+}
+
+// ---------- scale-out deployments (PostgreSQL + Redis) ----------
+
+/** Quotes an SQL identifier. */
+const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
+
+function pgClient(): pg.Client {
+  return new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 5_000 });
+}
+
+/** A Redis client that fails at once instead of retrying. */
+function redisClient(): Redis {
+  return new Redis(REDIS_URL, {
+    lazyConnect: true,
+    connectTimeout: 5_000,
+    maxRetriesPerRequest: 0,
+    retryStrategy: () => null,
+    enableOfflineQueue: false,
+  });
+}
+
+/** Deletes every Redis key under `prefix` (SCAN MATCH + DEL); returns how many. */
+async function deleteRedisPrefix(redis: Redis, prefix: string): Promise<number> {
+  const pattern = `${prefix.replace(/[*?[\]\\]/g, "\\$&")}*`;
+  let cursor = "0";
+  let deleted = 0;
+  do {
+    const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
+    cursor = next;
+    if (keys.length) deleted += await redis.del(...keys);
+  } while (cursor !== "0");
+  return deleted;
+}
+
+/** Drops a deployment's schema and Redis keys (its processes must be stopped already). */
+async function dropDeployment(d: Deployment): Promise<void> {
+  const db = pgClient();
+  const redis = redisClient();
+  try {
+    await db.connect();
+    await db.query(`DROP SCHEMA IF EXISTS ${ident(d.schema)} CASCADE`);
+    await redis.connect();
+    await deleteRedisPrefix(redis, d.redisPrefix);
+    deployments.delete(d);
+  } finally {
+    await db.end().catch(() => {});
+    redis.disconnect();
+  }
+}
+
+/** `dropDeployment` for the "exit" handler: in a child node process, bounded to 15 s. */
+function dropDeploymentsSync(list: Deployment[]): void {
+  const script = `
+    import pg from "pg";
+    import { Redis } from "ioredis";
+    const list = JSON.parse(process.argv[1]);
+    const db = new pg.Client({ connectionString: ${JSON.stringify(DATABASE_URL)}, connectionTimeoutMillis: 5000 });
+    const redis = new Redis(${JSON.stringify(REDIS_URL)}, { maxRetriesPerRequest: 0, retryStrategy: () => null });
+    try {
+      await db.connect();
+      for (const d of list) {
+        await db.query('DROP SCHEMA IF EXISTS "' + d.schema.replace(/"/g, '""') + '" CASCADE');
+        let cursor = "0";
+        do {
+          const [next, keys] = await redis.scan(cursor, "MATCH", d.redisPrefix + "*", "COUNT", 1000);
+          cursor = next;
+          if (keys.length) await redis.del(...keys);
+        } while (cursor !== "0");
+      }
+    } finally {
+      await db.end().catch(() => {});
+      redis.disconnect();
+    }`;
+  spawnSync(process.execPath, ["--input-type=module", "-e", script, JSON.stringify(list)], {
+    cwd: ROOT,
+    timeout: 15_000,
+    stdio: "ignore",
+  });
+}
+
+function pidAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (err) {
+    return (err as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
+
+let staleChecked = false;
+
+/**
+ * Once per bench process: drops the schemas and Redis keys of bench deployments whose bench process no
+ * longer exists (the pid is part of the name), e.g. after a SIGKILL. Never touches a live bench's.
+ */
+async function dropStaleDeployments(): Promise<void> {
+  if (staleChecked) return;
+  staleChecked = true;
+  const stale = (name: string) => {
+    const m = new RegExp(`^${SCHEMA_PREFIX}(\\d+)_`).exec(name);
+    return m !== null && Number(m[1]) !== process.pid && !pidAlive(Number(m[1]));
+  };
+  const db = pgClient();
+  const redis = redisClient();
+  try {
+    await db.connect();
+    const { rows } = await db.query<{ nspname: string }>(
+      "SELECT nspname FROM pg_namespace WHERE starts_with(nspname, $1)",
+      [SCHEMA_PREFIX],
+    );
+    const schemas = rows.map((r) => r.nspname).filter(stale);
+    for (const schema of schemas) await db.query(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
+    await redis.connect();
+    const prefixes = new Set<string>();
+    let cursor = "0";
+    do {
+      const [next, keys] = await redis.scan(cursor, "MATCH", `${SCHEMA_PREFIX}*`, "COUNT", 1000);
+      cursor = next;
+      for (const k of keys) {
+        const prefix = k.slice(0, k.indexOf(":") + 1);
+        if (prefix && stale(prefix)) prefixes.add(prefix);
+      }
+    } while (cursor !== "0");
+    for (const prefix of prefixes) await deleteRedisPrefix(redis, prefix);
+    if (schemas.length || prefixes.size) {
+      process.stderr.write(
+        `  (dropped ${schemas.length} schema(s) and ${prefixes.size} Redis prefix(es) left by dead bench runs)\n`,
+      );
+    }
+  } finally {
+    await db.end().catch(() => {});
+    redis.disconnect();
+  }
+}
+
+let deploymentSeq = 0;
+
+/**
+ * Starts a scale-out deployment on a fresh schema + Redis prefix: one `hangar serve --mode api` process
+ * (the URL the client uses) and PG_WORKERS[name] `--mode worker` processes, all at once (migrations run
+ * under an advisory lock), each in its own process group and log file. `stop` stops them all, then drops
+ * the schema and the Redis keys.
+ */
+export async function startCluster(name: PgTarget, stamp: string): Promise<BenchServer> {
+  mkdirSync(RESULTS_DIR, { recursive: true });
+  await dropStaleDeployments().catch((err) => {
+    throw new Error(`${name}: PostgreSQL/Redis not usable (${DATABASE_URL}, ${REDIS_URL}): ${err.message}`);
+  });
+  const schema = `${SCHEMA_PREFIX}${process.pid}_${++deploymentSeq}_${randomBytes(3).toString("hex")}`;
+  const deployment: Deployment = { schema, redisPrefix: `${schema}:` };
+  deployments.add(deployment);
+  const env: NodeJS.ProcessEnv = {
+    ...process.env,
+    DATABASE_URL,
+    REDIS_URL,
+    HANGAR_DATABASE_SCHEMA: schema,
+    HANGAR_REDIS_PREFIX: deployment.redisPrefix,
+  };
+  delete env.PORT;
+  const roles = ["api", ...Array.from({ length: PG_WORKERS[name] }, (_, i) => `worker${i + 1}`)];
+  const t0 = performance.now();
+  const procs = roles.map((role) => {
+    const logFile = join(RESULTS_DIR, `${stamp}-${name}-${role}.log`);
+    const spawned = spawnLogged(
+      process.execPath,
+      [
+        join(ROOT, "bin/hangar.js"),
+        "serve",
+        "--config",
+        join(EXAMPLES_DIR, "langgraph.json"),
+        "--port",
+        "0",
+        "--host",
+        "127.0.0.1",
+        "--mode",
+        role === "api" ? "api" : "worker",
+      ],
+      { cwd: ROOT, env, logFile, dirs: [] },
+    );
+    return { role, logFile, ...spawned };
+  });
+  const stop = async () => {
+    await Promise.all(procs.map((p) => stopLive(p.entry)));
+    // A failure here is retried by the "exit" handler (the deployment stays registered).
+    await dropDeployment(deployment).catch((err) =>
+      process.stderr.write(`  ${name}: dropping schema ${schema} failed: ${(err as Error).message}\n`),
+    );
+  };
+  try {
+    const urls = await Promise.all(procs.map((p) => waitListening(p.entry, p.output)));
+    return {
+      name,
+      url: urls[0],
+      pid: procs[0].entry.proc.pid!,
+      pids: procs.map((p) => p.entry.proc.pid!),
+      logFile: procs[0].logFile,
+      logFiles: procs.map((p) => p.logFile),
+      details: `1 api + ${PG_WORKERS[name]} worker process(es), PostgreSQL + Redis`,
+      schema,
+      startupMs: performance.now() - t0,
+      stop,
+    };
+  } catch (err) {
+    const tails = procs.map((p) => `--- ${p.role} log tail ---\n${tail(p.output(), 15)}`).join("\n");
+    await stop().catch(() => {});
+    throw new Error(`${name} failed to start: ${(err as Error).message}\n${tails}`);
   }
 }
 
@@ -293,7 +565,9 @@ async function startPeerOnce(stamp: string): Promise<BenchServer> {
       name: "peer",
       url,
       pid: entry.proc.pid!,
+      pids: [entry.proc.pid!],
       logFile,
+      logFiles: [logFile],
       startupMs: performance.now() - t0,
       stop: () => stopLive(entry),
     };

@@ -327,8 +327,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       close: async () => {
         crons.stop();
         sweeper.stop();
-        await running.app.close();
+        // Stop accepting connections; let runs finish (or hand them back), then end what is still open
+        // (streams: their clients reconnect to another replica with Last-Event-ID).
+        const closing = running.app.close();
         await backend.drain();
+        running.app.server.closeAllConnections();
+        await closing;
         await broker.close();
         await storage.close();
       },
