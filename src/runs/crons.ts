@@ -54,7 +54,9 @@ export class CronScheduler {
       for (const cron of await this.storage.crons.due(now.toISOString())) {
         // Missed dates (the server was down) fire once, and the schedule moves on from now.
         const next = nextRunDate(cron.schedule, cron.timezone, now, cron.end_time);
-        if (await this.storage.crons.claim(cron.cron_id, cron.next_run_date!, next)) await this.fire(cron);
+        if (await this.storage.crons.claim(cron.cron_id, cron.next_run_date!, next)) {
+          await this.fire(cron, cron.next_run_date!);
+        }
       }
     } catch (e) {
       this.log(`cron scheduler: ${(e as Error).stack ?? e}`);
@@ -63,12 +65,17 @@ export class CronScheduler {
     }
   }
 
-  private async fire(cron: Cron): Promise<void> {
+  /** Starts the run of one scheduled date; its metadata names the cron and the date. */
+  private async fire(cron: Cron, scheduledAt: string): Promise<void> {
     try {
       const body = RunCreateStateful.parse({
         ...cron.payload,
         assistant_id: cron.assistant_id,
-        metadata: { ...((cron.payload.metadata as object) ?? {}), cron_id: cron.cron_id },
+        metadata: {
+          ...((cron.payload.metadata as object) ?? {}),
+          cron_id: cron.cron_id,
+          cron_scheduled_at: scheduledAt,
+        },
       });
       if (cron.thread_id) {
         const thread = await this.storage.threads.get(cron.thread_id);
