@@ -27,6 +27,19 @@ function describeValidation(err: FastifyError): string {
     .join("; ");
 }
 
+/**
+ * A lost or refused connection to PostgreSQL or Redis (the request may succeed when retried): network errors,
+ * PostgreSQL's connection-exception and operator-intervention classes (08, 57P), pg's own connection errors.
+ */
+function isUnavailable(err: Error & { code?: unknown }): boolean {
+  const code = typeof err.code === "string" ? err.code : "";
+  if (/^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH)$/.test(code)) return true;
+  if (/^(08|57P)/.test(code)) return true;
+  return /Connection terminated|not queryable|timeout exceeded when trying to connect|Connection is closed/.test(
+    err.message,
+  );
+}
+
 export function installErrorHandler(app: FastifyInstance, log: (msg: string) => void): void {
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof HttpError) {
@@ -46,6 +59,13 @@ export function installErrorHandler(app: FastifyInstance, log: (msg: string) => 
     }
     if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
       return reply.status(err.statusCode).send({ detail: err.message });
+    }
+    if (isUnavailable(err)) {
+      log(`storage unavailable: ${err.message}`);
+      return reply
+        .status(503)
+        .header("Retry-After", "1")
+        .send({ detail: `Storage is unavailable, try again: ${err.message}` });
     }
     log(`internal error: ${err.stack ?? err.message}`);
     return reply.status(500).send({ detail: "Internal server error" });

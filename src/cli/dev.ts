@@ -51,6 +51,18 @@ export async function runDev(opts: DevOptions): Promise<number> {
   return runServer("dev", opts, flags.port, flags.nJobs);
 }
 
+/**
+ * A rejected promise nobody handled yet must not stop the server: LangGraph keeps a checkpoint write's
+ * promise and awaits it only at the next step, so a write failing meanwhile (the database went away) would
+ * otherwise end the process and every run in it. The run still sees the error when it awaits the write.
+ */
+function keepRunningOnUnhandledRejections(): void {
+  process.on("unhandledRejection", (reason) => {
+    const msg = reason instanceof Error ? reason.message : String(reason);
+    console.error(`hangar: an operation failed before anyone awaited it (continuing): ${msg}`);
+  });
+}
+
 /** Starts the server in this process, prints where it listens, and serves until a signal. */
 export async function runServer(
   cmd: string,
@@ -59,6 +71,7 @@ export async function runServer(
   nJobs: number,
   cluster?: ClusterBackend,
 ): Promise<number> {
+  keepRunningOnUnhandledRejections();
   try {
     const server = await startServer({
       configPath: resolve(opts.config),
