@@ -1,12 +1,49 @@
 // Test runner configuration: each file in its own process; servers are real child processes.
-import { defineConfig } from "vitest/config";
+//
+// Two projects (`npx vitest run --project <name>`; `npm test` runs both, embedded first):
+// - "embedded": the end-to-end suite, servers are `hangar dev` on SQLite in a temp data dir. Needs no
+//   external service.
+// - "postgres": the same e2e files with HANGAR_TEST_BACKEND=postgres, servers are `hangar serve` on
+//   PostgreSQL + Redis (DATABASE_URL, REDIS_URL; one schema + Redis prefix per test data dir, see
+//   test/helpers/server.ts), plus test/postgres/** (the PostgreSQL backend's own tests and the
+//   multi-process ones). Its globalSetup fails the run when PostgreSQL or Redis is unreachable.
+import { configDefaults, defineConfig } from "vitest/config";
+
+/**
+ * e2e files not run on the postgres backend, because what they test is not the API:
+ * - cli.test.ts: `hangar dev` itself (its startup errors, reload, .env loading), through dev's CLI;
+ * - serve.test.ts: `hangar serve` on the embedded backend and its refusals of incomplete backend env
+ *   (on postgres, every e2e file runs through serve).
+ */
+const EMBEDDED_ONLY = ["test/e2e/cli.test.ts", "test/e2e/serve.test.ts"];
 
 export default defineConfig({
   test: {
-    include: ["test/**/*.test.ts"],
     pool: "forks",
     testTimeout: 60_000,
     hookTimeout: 60_000,
     fileParallelism: true,
+    projects: [
+      {
+        extends: true,
+        test: {
+          name: "embedded",
+          include: ["test/e2e/**/*.test.ts"],
+          // Both projects share the machine: one after the other keeps timings like a single run.
+          sequence: { groupOrder: 0 },
+        },
+      },
+      {
+        extends: true,
+        test: {
+          name: "postgres",
+          include: ["test/e2e/**/*.test.ts", "test/postgres/**/*.test.ts"],
+          exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
+          env: { HANGAR_TEST_BACKEND: "postgres" },
+          globalSetup: ["test/helpers/postgres-setup.ts"],
+          sequence: { groupOrder: 1 },
+        },
+      },
+    ],
   },
 });

@@ -26,6 +26,9 @@ export function nextRunDate(
   return next.toISOString();
 }
 
+/** next_run_date while a cron's last date is being fired (never due). */
+const FIRING_LAST = "9999-12-31T23:59:59.999Z";
+
 export class CronScheduler {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
@@ -54,8 +57,12 @@ export class CronScheduler {
       for (const cron of await this.storage.crons.due(now.toISOString())) {
         // Missed dates (the server was down) fire once, and the schedule moves on from now.
         const next = nextRunDate(cron.schedule, cron.timezone, now, cron.end_time);
-        if (await this.storage.crons.claim(cron.cron_id, cron.next_run_date!, next)) {
+        // The last date: the cron shows as ended (next_run_date null) only once its run exists, so whoever
+        // sees it ended sees all its runs. Meanwhile the date is claimed with a date that is never due.
+        const claimWith = next ?? FIRING_LAST;
+        if (await this.storage.crons.claim(cron.cron_id, cron.next_run_date!, claimWith)) {
           await this.fire(cron, cron.next_run_date!);
+          if (next === null) await this.storage.crons.claim(cron.cron_id, FIRING_LAST, null);
         }
       }
     } catch (e) {

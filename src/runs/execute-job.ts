@@ -55,12 +55,15 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   let attempt = job.attempt();
   if (threadId) {
     attempt = await job.start();
-    await storage.threads.touchTtl(threadId);
-    mark = await storage.threads.checkpointMark(threadId);
-    await storage.threads.setState(threadId, {
-      status: "busy",
-      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-    });
+    // Independent writes: at once (on PostgreSQL each is a round trip; SQLite runs them in turn anyway).
+    [, mark] = await Promise.all([
+      storage.threads.touchTtl(threadId),
+      storage.threads.checkpointMark(threadId),
+      storage.threads.setState(threadId, {
+        status: "busy",
+        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      }),
+    ]);
   }
   const threadLog = threadId ? broker.thread(threadId) : undefined;
   const publish = (event: string, data: unknown) => {

@@ -1,4 +1,6 @@
-// Test harness: starts the real `hangar dev` CLI as a child process on a free loopback port.
+// Test harness: starts the real `hangar dev` CLI as a child process on a free loopback port, or, in the
+// "postgres" vitest project (HANGAR_TEST_BACKEND=postgres), `hangar serve` on PostgreSQL + Redis: each data
+// dir then stands for a deployment (schema + Redis prefix derived from its path), dropped after the file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -6,6 +8,9 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll } from "vitest";
+import { BACKEND, clusterEnv, clusterTargetFor, dropCluster, type ClusterTarget } from "./backend.ts";
+
+export { BACKEND, type Backend, type ClusterTarget } from "./backend.ts";
 
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const BIN = join(ROOT, "bin/hangar.js");
@@ -16,6 +21,8 @@ export interface HangarProcess {
   client: Client;
   dataDir: string;
   proc: ChildProcess;
+  /** On the postgres backend: where its data lives (share it with `startHangar({ cluster })`). */
+  cluster?: ClusterTarget;
   output: () => string;
   /** Graceful stop (SIGTERM) and wait for exit. */
   stop: () => Promise<void>;
@@ -28,8 +35,64 @@ export interface StartOptions {
   dataDir?: string;
   env?: Record<string, string>;
   args?: string[];
-  /** The CLI command: `dev` (default, started with --no-reload) or `serve`. */
+  /** The CLI command: `dev` (default, started with --no-reload) or `serve`. Always `serve` on postgres. */
   command?: "dev" | "serve";
+  /** `serve --mode` (api, worker or all); not passed when absent. */
+  mode?: "api" | "worker" | "all";
+  /**
+   * Postgres backend: the deployment to join (e.g. `clusterOf(other)`), so several processes share one
+   * schema and Redis prefix. Default: the one derived from the data dir.
+   */
+  cluster?: ClusterTarget;
+}
+
+/** The tuning of postgres-backend servers in tests (a test's own `env` overrides them). */
+export const POSTGRES_TEST_KNOBS: Record<string, string> = {
+  HANGAR_LEASE_SECONDS: "3",
+  HANGAR_QUEUE_POLL_MS: "200",
+  HANGAR_SHUTDOWN_GRACE_SECONDS: "2",
+  HANGAR_CONNECT_TIMEOUT_SECONDS: "5",
+};
+
+/** Env that selects the backend: a server or CLI run gets it only when the harness or the test sets it. */
+const BACKEND_ENV = ["DATABASE_URL", "REDIS_URL", "HANGAR_DATABASE_SCHEMA", "HANGAR_REDIS_PREFIX"];
+
+function baseEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of BACKEND_ENV) delete env[k];
+  delete env.PORT;
+  return env;
+}
+
+/** Servers of this test file still running (with their schema on postgres), and the deployments used. */
+const live = new Map<ChildProcess, string | undefined>();
+const deployments = new Map<string, ClusterTarget>();
+
+/** Drops a deployment once no server of this file runs on it any more. */
+async function dropIfUnused(target: ClusterTarget): Promise<void> {
+  if ([...live.values()].includes(target.schema)) return;
+  if (deployments.delete(target.schema)) await dropCluster(target);
+}
+
+if (BACKEND === "postgres") {
+  // Registered when a test file imports the harness, so it runs after the file's own afterAll hooks
+  // (stacked): whatever a test left running is killed, then every schema and Redis prefix it used dropped.
+  afterAll(async () => {
+    await Promise.all(
+      [...live.keys()].map((p) => {
+        p.kill("SIGKILL");
+        return waitExit(p);
+      }),
+    );
+    for (const target of deployments.values()) await dropCluster(target);
+    deployments.clear();
+  });
+}
+
+/** The deployment (schema, Redis prefix, URLs) of a server started on the postgres backend. */
+export function clusterOf(server: HangarProcess): ClusterTarget {
+  if (!server.cluster) throw new Error(`clusterOf: the server runs on the ${BACKEND} backend`);
+  return server.cluster;
 }
 
 /** Creates a fresh temporary data directory; removed by `cleanupDir`. */
@@ -46,26 +109,36 @@ function waitExit(proc: ChildProcess): Promise<void> {
   return new Promise((res) => proc.once("exit", () => res()));
 }
 
-/** Starts `hangar dev --port 0` and resolves once it prints where it listens. */
+/**
+ * Starts `hangar dev --port 0 --data-dir <dir>` (embedded) or `hangar serve --port 0` on the data dir's
+ * PostgreSQL + Redis deployment (postgres), and resolves once it prints where it listens.
+ */
 export async function startHangar(opts: StartOptions = {}): Promise<HangarProcess> {
   const dataDir = opts.dataDir ?? tempDir();
+  const postgres = BACKEND === "postgres";
+  const command = postgres ? "serve" : (opts.command ?? "dev");
+  const cluster = postgres ? (opts.cluster ?? clusterTargetFor(dataDir)) : undefined;
   const args = [
     BIN,
-    opts.command ?? "dev",
+    command,
     "--config",
     opts.config ?? EXAMPLE_CONFIG,
     "--port",
     "0",
     "--host",
     "127.0.0.1",
-    "--data-dir",
-    dataDir,
-    ...((opts.command ?? "dev") === "dev" ? ["--no-reload"] : []),
+    ...(cluster ? [] : ["--data-dir", dataDir]),
+    ...(command === "dev" ? ["--no-reload"] : []),
+    ...(opts.mode ? ["--mode", opts.mode] : []),
     ...(opts.args ?? []),
   ];
-  const env = { ...process.env, ...opts.env };
-  delete env.PORT;
+  const env = cluster
+    ? { ...baseEnv(), ...POSTGRES_TEST_KNOBS, ...clusterEnv(cluster), ...opts.env }
+    : { ...baseEnv(), ...opts.env };
+  if (cluster) deployments.set(cluster.schema, cluster);
   const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  live.set(proc, cluster?.schema);
+  proc.once("exit", () => live.delete(proc));
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
   proc.stderr!.on("data", (d) => (out += d));
@@ -84,6 +157,7 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
     url,
     dataDir,
     proc,
+    cluster,
     client: new Client({ apiUrl: url }),
     output: () => out,
     stop: async () => {
@@ -97,7 +171,10 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
   };
 }
 
-/** Runs the CLI to completion (for error cases) and returns its exit code and output. */
+/**
+ * Runs the CLI to completion (for error cases) and returns its exit code and output. The backend env
+ * (DATABASE_URL, REDIS_URL, ...) is only what `env` gives, whatever the project.
+ */
 export function runHangar(
   args: string[],
   env: Record<string, string> = {},
@@ -105,7 +182,7 @@ export function runHangar(
   return new Promise((res) => {
     const proc = spawn(process.execPath, [BIN, ...args], {
       cwd: ROOT,
-      env: { ...process.env, ...env },
+      env: { ...baseEnv(), ...env },
       stdio: ["ignore", "pipe", "pipe"],
     });
     let out = "";
@@ -128,8 +205,9 @@ export interface HangarHandle {
 }
 
 /**
- * Starts a server in `beforeAll` and stops it (and removes its data dir) in `afterAll` of the current
- * file or describe block. Returns getters for the server and a no-retry client.
+ * Starts a server in `beforeAll` and stops it (and removes its data dir, and on postgres drops its
+ * schema and Redis keys) in `afterAll` of the current file or describe block. Returns getters for the
+ * server and a no-retry client.
  */
 export function useHangar(opts: StartOptions = {}): HangarHandle {
   let server: HangarProcess | undefined;
@@ -142,6 +220,7 @@ export function useHangar(opts: StartOptions = {}): HangarHandle {
     if (server) {
       await server.stop();
       cleanupDir(server.dataDir);
+      if (server.cluster) await dropIfUnused(server.cluster);
     }
   });
   const notStarted = () =>

@@ -54,6 +54,21 @@ export class HangarPostgresSaver extends PostgresSaver {
     }
   }
 
+  /**
+   * Channel versions unique to each write: `<32-digit counter>.<16 random digits>` (strings, ordered as
+   * strings). The library's integer versions repeat when a run forks from an older checkpoint, and its blobs
+   * are keyed by version with ON CONFLICT DO NOTHING, so the fork's values would read back as the old
+   * branch's. Older integer versions are read as their counter. (The base class types versions as numbers;
+   * LangGraph itself accepts strings.)
+   */
+  getNextVersion(current: number | undefined): number {
+    const raw = current as number | string | undefined;
+    const n =
+      raw === undefined ? 0 : typeof raw === "number" ? raw : parseInt(String(raw).split(".")[0], 10) || 0;
+    const random = Math.random().toFixed(16).slice(2);
+    return `${String(n + 1).padStart(32, "0")}.${random}` as unknown as number;
+  }
+
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
     return withRetry(true, () => super.getTuple(config));
   }
