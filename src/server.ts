@@ -106,7 +106,12 @@ function sqliteSync(): Synchronous {
 }
 
 /** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
-async function withRetry<T>(what: string, timeoutMs: number, log: (m: string) => void, connect: () => Promise<T>) {
+async function withRetry<T>(
+  what: string,
+  timeoutMs: number,
+  log: (m: string) => void,
+  connect: () => Promise<T>,
+) {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     try {

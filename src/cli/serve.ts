@@ -40,7 +40,9 @@ export async function runServe(opts: ServeOptions): Promise<number> {
     return 2;
   }
   if (opts.dataDir) {
-    console.error("hangar serve: --data-dir is for the embedded backend; unset DATABASE_URL/REDIS_URL to use it");
+    console.error(
+      "hangar serve: --data-dir is for the embedded backend; unset DATABASE_URL/REDIS_URL to use it",
+    );
     return 2;
   }
   const schema = process.env.HANGAR_DATABASE_SCHEMA || "public";
