@@ -59,7 +59,9 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
 
   // Store and cron actions go through the auth handlers. Store handlers see the namespace as the SDK's
   // Auth types name it (`namespace`) and may rewrite it (e.g. prefix it with the user's identity); the
-  // route then uses the rewritten one. Filters returned for store and cron actions are not applied.
+  // route then uses the rewritten one. Cron handlers may add metadata to a cron being created, and the
+  // filter they return limits which crons the request sees (applied in the storage query). Filters returned
+  // for store actions are not applied (the namespace is how a handler scopes the store).
   const events: Record<string, [string, string?]> = {
     "PUT /store/items": ["store:put", "namespace"],
     "GET /store/items": ["store:get", "namespace"],
@@ -84,8 +86,9 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
       const ns = source?.[nsField];
       value.namespace = typeof ns === "string" ? ns.split(".").filter(Boolean) : (ns ?? []);
     }
-    await ctx.guard.filter(req, event, value);
+    req.authFilter = await ctx.guard.filter(req, event, value);
     if (nsField && source) source[nsField] = value.namespace;
+    if (event === "crons:create" && source && value.metadata !== undefined) source.metadata = value.metadata;
   });
 
   // Nothing is acknowledged or shown before it is durable: every response waits until what was written so

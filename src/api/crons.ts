@@ -1,6 +1,8 @@
 // Cron routes: create (stateless or on a thread), search, count, get, patch, delete.
 import { randomUUID } from "node:crypto";
+import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { metadataMatches } from "../auth/auth.js";
 import type { z } from "zod";
 import { findAssistant } from "../graphs/assistants.js";
 import { nextRunDate } from "../runs/crons.js";
@@ -23,26 +25,30 @@ const cronOut = (c: Cron) => ({ ...c });
 
 export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { storage } = ctx;
-  const load = async (id: string) => {
+  /** The cron, if it exists and the auth handler's filter lets the request see it; 404 otherwise. */
+  const load = async (req: FastifyRequest, id: string) => {
     const c = await storage.crons.get(id);
-    if (!c) throw notFound(`Cron "${id}" not found`);
+    if (!c || !metadataMatches(c.metadata, req.authFilter)) throw notFound(`Cron "${id}" not found`);
     return c;
   };
 
   const create = async (
+    req: FastifyRequest,
     body: z.infer<typeof S.CronCreate> | z.infer<typeof S.ThreadCronCreate>,
     threadId: string | null,
   ) => {
     const assistant = await findAssistant(storage, body.assistant_id);
     if (!assistant) throw notFound(`Assistant "${body.assistant_id}" not found`);
-    if (threadId && !(await storage.threads.get(threadId))) throw notFound(`Thread "${threadId}" not found`);
+    // A cron on a thread runs there: the user must be allowed to create runs on it.
+    if (threadId)
+      await ctx.guard.thread(req, threadId, "threads:create_run", { assistant_id: body.assistant_id });
     const next = nextRunDate(body.schedule, body.timezone, new Date(), body.end_time);
     return cronOut(
       await storage.crons.create({
         cron_id: randomUUID(),
         assistant_id: assistant.assistant_id,
         thread_id: threadId,
-        user_id: null,
+        user_id: ctx.guard.auth.custom && req.user ? req.user.identity : null,
         schedule: body.schedule,
         timezone: body.timezone ?? null,
         end_time: body.end_time ?? null,
@@ -57,31 +63,35 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
   return async (app) => {
     const tags = ["Crons"];
-    app.post("/runs/crons", { schema: { tags, body: S.CronCreate } }, async (req) => create(req.body, null));
+    app.post("/runs/crons", { schema: { tags, body: S.CronCreate } }, async (req) =>
+      create(req, req.body, null),
+    );
 
     app.post(
       "/threads/:thread_id/runs/crons",
       { schema: { tags, params: S.ThreadIdParams, body: S.ThreadCronCreate } },
-      async (req) => create(req.body, req.params.thread_id),
+      async (req) => create(req, req.body, req.params.thread_id),
     );
 
     app.post("/runs/crons/search", { schema: { tags, body: S.CronSearch } }, async (req) =>
-      (await storage.crons.search(req.body)).map((c) => pick(cronOut(c), req.body.select)),
+      (await storage.crons.search({ ...req.body, authMetadata: req.authFilter })).map((c) =>
+        pick(cronOut(c), req.body.select),
+      ),
     );
 
     app.post("/runs/crons/count", { schema: { tags, body: S.CronCount } }, async (req) =>
-      storage.crons.count(req.body),
+      storage.crons.count({ ...req.body, authMetadata: req.authFilter }),
     );
 
     app.get("/runs/crons/:cron_id", { schema: { tags, params: S.CronIdParams } }, async (req) =>
-      cronOut(await load(req.params.cron_id)),
+      cronOut(await load(req, req.params.cron_id)),
     );
 
     app.patch(
       "/runs/crons/:cron_id",
       { schema: { tags, params: S.CronIdParams, body: S.CronPatch } },
       async (req) => {
-        const cur = await load(req.params.cron_id);
+        const cur = await load(req, req.params.cron_id);
         const b = req.body;
         const schedule = b.schedule ?? cur.schedule;
         const timezone = b.timezone ?? cur.timezone;
@@ -107,6 +117,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     );
 
     app.delete("/runs/crons/:cron_id", { schema: { tags, params: S.CronIdParams } }, async (req, reply) => {
+      await load(req, req.params.cron_id);
       if (!(await storage.crons.delete(req.params.cron_id)))
         throw notFound(`Cron "${req.params.cron_id}" not found`);
       return reply.status(200).send({});

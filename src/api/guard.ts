@@ -9,6 +9,8 @@ import { findAssistant } from "../graphs/assistants.js";
 declare module "fastify" {
   interface FastifyRequest {
     user: AuthUser | null;
+    /** The containment filter the auth handler of a cron action returned (applied by the cron routes). */
+    authFilter?: Json;
   }
 }
 

@@ -239,6 +239,8 @@ export interface CronSearch extends SortSpec {
   thread_id?: string;
   enabled?: boolean;
   metadata?: Json;
+  /** A second metadata containment filter, from the auth handler (both must hold). */
+  authMetadata?: Json;
   limit: number;
   offset: number;
 }

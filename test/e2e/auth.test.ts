@@ -87,6 +87,37 @@ describe("custom auth", () => {
     expect(await alice.threads.search({ metadata: { tag, owner: "bob" } })).toEqual([]);
   });
 
+  it("cron handlers: the owner is recorded on create, and filters limit search, count, get, patch, delete", async () => {
+    const alice = as("token-alice");
+    const bob = as("token-bob");
+    const tag = unique("crons");
+    const a = await alice.crons.create("chat", { schedule: "0 9 * * *", metadata: { tag } } as any);
+    const b = await bob.crons.create("chat", { schedule: "0 10 * * *", metadata: { tag } } as any);
+    expect((a as any).metadata).toEqual({ tag, owner: "alice" });
+    expect((a as any).user_id).toBe("alice");
+    const seen = await alice.crons.search({ metadata: { tag }, limit: 10 });
+    expect(seen.map((c) => c.cron_id)).toEqual([a.cron_id]);
+    expect(await alice.crons.count({ metadata: { tag } })).toBe(1);
+    // Bob's cron does not exist for Alice: every action on it is 404, and it stays as it was.
+    for (const attempt of [
+      () => alice.crons.update(b.cron_id, { schedule: "0 11 * * *" }),
+      () => alice.crons.delete(b.cron_id),
+    ]) {
+      expect((await httpError(attempt())).status).toBe(404);
+    }
+    const got = await fetch(`${hangar.server.url}/runs/crons/${b.cron_id}`, {
+      headers: { authorization: "Bearer token-alice" },
+    });
+    expect(got.status).toBe(404);
+    const bobs = await bob.crons.search({ metadata: { tag } });
+    expect(bobs.map((c) => [c.cron_id, c.schedule])).toEqual([[b.cron_id, "0 10 * * *"]]);
+    // A cron on someone else's thread is refused like a run on it.
+    const bt = await bob.threads.create();
+    expect(
+      (await httpError(alice.crons.createForThread(bt.thread_id, "chat", { schedule: "0 9 * * *" }))).status,
+    ).toBe(404);
+  });
+
   it("a handler that returns false refuses the action with 403", async () => {
     const err = await httpError(as("token-alice").store.deleteItem(["x"], "k"));
     expect(err.status).toBe(403);

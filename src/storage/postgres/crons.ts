@@ -102,6 +102,7 @@ export class PostgresCrons implements CronStore {
       conds.push(`enabled = $${params.length}`);
     }
     conds.push(...containment("metadata", q.metadata, params));
+    conds.push(...containment("metadata", q.authMetadata, params));
     return conds.length ? `WHERE ${conds.join(" AND ")}` : "";
   }
 

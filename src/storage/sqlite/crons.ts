@@ -110,6 +110,8 @@ export class SqliteCrons implements CronStore {
     }
     if (q.metadata && Object.keys(q.metadata).length)
       conds.push(...containmentSql("metadata", q.metadata, params));
+    if (q.authMetadata && Object.keys(q.authMetadata).length)
+      conds.push(...containmentSql("metadata", q.authMetadata, params));
     return conds.length ? `WHERE ${conds.join(" AND ")}` : "";
   }
 
