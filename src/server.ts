@@ -176,7 +176,9 @@ async function embeddedBackend(
       graphs,
       broker,
       runs,
-      start: () => runs.recover(),
+      // A successor revision started beside its predecessor on the same data (the control plane's switch)
+      // must not take over the predecessor's runs while it still runs them: it recovers when told.
+      start: async () => (process.env.HANGAR_RECOVER_ON_START === "false" ? 0 : runs.recover()),
       drain: () => runs.shutdown(),
       where: dataDir,
       worker: true,
@@ -300,6 +302,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           log,
         )
       : workerApp(metrics);
+    internalRoutes(app, backend);
     try {
       await app.listen({ host: opts.host, port: opts.port });
     } catch (e) {
@@ -349,6 +352,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     await storage.close().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * With HANGAR_INTERNAL_TOKEN set (by the control plane that started this server), `POST /internal/recover`
+ * with that token in `x-hangar-internal-token` resumes the runs a stopped predecessor left unfinished
+ * (embedded backend; on the scale-out backend expired leases do this by themselves).
+ */
+function internalRoutes(app: FastifyInstance, backend: Backend): void {
+  const token = process.env.HANGAR_INTERNAL_TOKEN;
+  if (!token) return;
+  app.post("/internal/recover", { schema: { hide: true } }, async (req, reply) => {
+    if (req.headers["x-hangar-internal-token"] !== token) {
+      return reply.status(403).send({ detail: "x-hangar-internal-token is missing or wrong" });
+    }
+    return { recovered: backend.runs instanceof RunManager ? await backend.runs.recover() : 0 };
+  });
 }
 
 /** A worker's HTTP server: health and metrics only (the API is served by api processes). */

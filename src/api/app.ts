@@ -49,7 +49,8 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   });
 
   // Authentication on every request but health, docs and the OpenAPI document.
-  const open = new Set(["/ok", "/openapi.json"]);
+  // /internal/* authenticates with its own token (see server.ts), not with the project's auth.
+  const open = new Set(["/ok", "/openapi.json", "/internal/recover"]);
   app.decorateRequest("user", null);
   app.addHook("onRequest", async (req) => {
     const path = req.url.split("?")[0];

@@ -361,7 +361,8 @@ export class RunManager implements RunService {
   async recover(): Promise<number> {
     const runs = await this.storage.runs.inFlight();
     for (const run of runs) {
-      if (!run.thread_id) continue;
+      // Runs this process already has (queued or executing) are not someone else's leftovers.
+      if (!run.thread_id || this.jobs.has(run.run_id)) continue;
       const assistant = await findAssistant(this.storage, run.assistant_id);
       if (!assistant || !this.graphs.has(assistant.graph_id)) {
         await this.storage.runs.setStatus(run.run_id, "error");
