@@ -52,13 +52,13 @@ export class ThreadStateService {
   private async cached(threadId: string, query: unknown, compute: () => Promise<unknown>): Promise<RawJson> {
     // The thread's graph decides how checkpoints read; it is part of the key (and a missing thread is 404).
     const graphId = (await this.thread(threadId)).metadata.graph_id;
-    const token = this.storage.checkpointToken(threadId);
+    const token = await this.storage.checkpointToken(threadId);
     const key = token === null ? null : `${threadId}|${token}|${String(graphId)}|${JSON.stringify(query)}`;
     const hit = key === null ? undefined : this.cache.get(key);
     if (hit !== undefined) return new RawJson(hit);
     const json = toJson(await compute());
     // Cache only if nothing was written meanwhile (the token is read again after computing).
-    if (key !== null && this.storage.checkpointToken(threadId) === token) this.cache.set(key, json);
+    if (key !== null && (await this.storage.checkpointToken(threadId)) === token) this.cache.set(key, json);
     return new RawJson(json);
   }
 

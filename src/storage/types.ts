@@ -279,8 +279,8 @@ export interface Storage {
   sync(): Promise<void>;
   /**
    * A token that changes whenever the thread's checkpoints change, for caching what is derived from them;
-   * null when the backend cannot tell (then callers do not cache).
+   * null when the backend cannot tell (then callers do not cache). May need a query (PostgreSQL).
    */
-  checkpointToken(threadId: string): string | null;
+  checkpointToken(threadId: string): string | null | Promise<string | null>;
   close(): Promise<void>;
 }

@@ -112,9 +112,8 @@ describe("opening", () => {
     );
   });
 
-  it("is durable per statement: sync resolves at once, no checkpoint token", async () => {
+  it("is durable per statement: sync resolves at once", async () => {
     await expect(storage.sync()).resolves.toBeUndefined();
-    expect(storage.checkpointToken(id())).toBeNull();
     expect(storage.pool).toBeInstanceOf(pg.Pool);
     expect(storage.schema).toBe(schema);
   });
@@ -815,6 +814,30 @@ function buildInterruptGraph(storageFor: Storage) {
 
 describe("checkpoints of a real graph", () => {
   const cfg = (thread_id: string) => ({ configurable: { thread_id } });
+
+  it("the checkpoint token changes with every checkpoint write, rollback and deletion, and only then", async () => {
+    const graph = buildInterruptGraph(storage);
+    const tid = id();
+    await storage.threads.create({ thread_id: tid, metadata: {} });
+    const t0 = await storage.checkpointToken(tid);
+    expect(t0).not.toBeNull();
+    expect(await storage.checkpointToken(tid)).toBe(t0);
+    await graph.invoke({ log: [] }, cfg(tid));
+    const t1 = await storage.checkpointToken(tid);
+    expect(t1).not.toBe(t0);
+    expect(await storage.checkpointToken(tid)).toBe(t1);
+    const mark = await storage.threads.checkpointMark(tid);
+    await graph.invoke(new Command({ resume: "x" }), cfg(tid));
+    const t2 = await storage.checkpointToken(tid);
+    expect(t2).not.toBe(t1);
+    await storage.threads.rollbackCheckpoints(tid, mark);
+    const t3 = await storage.checkpointToken(tid);
+    expect(t3).not.toBe(t2);
+    await storage.threads.keepLatest(tid);
+    expect(await storage.checkpointToken(tid)).not.toBe(t3);
+    await storage.threads.delete(tid);
+    expect(await storage.checkpointToken(tid)).toBe(t0);
+  });
 
   async function history(graph: ReturnType<typeof buildGraph>, threadId: string) {
     const out = [];

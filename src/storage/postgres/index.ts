@@ -6,7 +6,7 @@ import type { Storage } from "../types.js";
 import { PostgresAssistants } from "./assistants.js";
 import { HangarPostgresSaver } from "./checkpointer.js";
 import { PostgresCrons } from "./crons.js";
-import { Db } from "./db.js";
+import { Db, isUuid } from "./db.js";
 import { migratePostgres } from "./migrate.js";
 import { PostgresRuns } from "./runs.js";
 import { PostgresStore } from "./store.js";
@@ -108,8 +108,21 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
     store,
     // Every statement is committed before its promise resolves: nothing is pending.
     sync: async () => {},
-    // Other processes write the same checkpoints: no local token can tell when they changed.
-    checkpointToken: () => null,
+    // Other processes write the same checkpoints, so the token is read from the database: one indexed
+    // query (count, newest id, and the newest row version, xmin, of the thread's checkpoints and writes)
+    // instead of reading and decoding the whole history.
+    checkpointToken: async (threadId) => {
+      if (!isUuid(threadId)) return null;
+      const { rows } = await db.query(
+        `SELECT (SELECT count(*) || ':' || coalesce(max(checkpoint_id), '') || ':' ||
+                        coalesce(max(xmin::text::bigint), 0)
+                   FROM ${db.t.checkpoints} WHERE thread_id = $1) || '|' ||
+                (SELECT count(*) || ':' || coalesce(max(xmin::text::bigint), 0)
+                   FROM ${db.t.checkpoint_writes} WHERE thread_id = $1) AS token`,
+        [threadId],
+      );
+      return (rows[0]?.token as string | undefined) ?? null;
+    },
     close: () => {
       closing ??= (async () => {
         store.stop();
