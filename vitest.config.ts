@@ -28,7 +28,8 @@ export default defineConfig({
         extends: true,
         test: {
           name: "embedded",
-          include: ["test/e2e/**/*.test.ts"],
+          // test/control-plane: the control plane (its own SQLite store), run once, with the embedded project.
+          include: ["test/e2e/**/*.test.ts", "test/control-plane/**/*.test.ts"],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },
         },

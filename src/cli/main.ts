@@ -1,6 +1,8 @@
 // The `hangar` command line: parses flags and hands over to the commands.
 import { Command, Option } from "commander";
 import { VERSION } from "../server.js";
+import { runCheck } from "./check.js";
+import { controlPlaneCommand } from "./control-plane.js";
 import { runDev } from "./dev.js";
 import { runServe } from "./serve.js";
 
@@ -33,6 +35,44 @@ serverCommand(
   .option("--mode <mode>", "api, worker or all (api and worker need PostgreSQL + Redis)", "all")
   .action(async (opts) => {
     process.exit(await runServe(opts));
+  });
+
+program
+  .command("check")
+  .description(
+    "Load a project's langgraph.json and import every graph, as the Agent Server would at start-up",
+  )
+  .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
+  .action(async (opts) => {
+    process.exit(await runCheck(opts));
+  });
+
+controlPlaneCommand(program);
+
+program
+  .command("listener")
+  .description(
+    "Run a listener: roll out the deployments the control plane assigns to it on Kubernetes (polling; " +
+      "--dry-run prints the objects)",
+  )
+  .option("--control-plane <url>", "the control plane's URL (or $HANGAR_CONTROL_PLANE_URL)")
+  .option("--api-key <key>", "an API key of the listener's workspace (or $HANGAR_API_KEY)")
+  .option("--listener-id <id>", "the listener's id (or $HANGAR_LISTENER_ID)")
+  .option("--tenant-id <id>", "the listener's workspace, for an organization key reaching several")
+  .option("--dry-run", "print the Kubernetes objects as YAML instead of applying them; report nothing")
+  .option("--once", "one pass over the assignments, then exit (1 if a revision failed)")
+  .option(
+    "--image <uri>",
+    `image of revisions without image_uri (default ghcr.io/hangar/agent-server:${VERSION})`,
+  )
+  .option("--database-url <url>", "PostgreSQL for prod deployments (a schema each)")
+  .option("--redis-url <url>", "Redis for prod deployments (a key prefix each)")
+  .option("--poll-interval <seconds>", "seconds between passes", "5")
+  .option("--rollout-timeout <seconds>", "seconds a roll-out may take before the revision fails", "300")
+  .action(async (opts) => {
+    // Loaded on use: the Kubernetes client takes seconds to import.
+    const { runListener } = await import("./listener.js");
+    process.exit(await runListener(opts));
   });
 
 await program.parseAsync(process.argv);

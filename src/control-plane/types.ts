@@ -216,9 +216,15 @@ export interface CpStore {
   getDeploymentById(id: string): Promise<Deployment | null>;
   /** The tenant's deployments that are not deleted, newest first. */
   listDeployments(tenantId: string, q: DeploymentQuery): Promise<Deployment[]>;
-  updateDeployment(id: string, patch: Partial<Omit<Deployment, "id" | "tenant_id" | "created_at">>): Promise<Deployment>;
+  updateDeployment(
+    id: string,
+    patch: Partial<Omit<Deployment, "id" | "tenant_id" | "created_at">>,
+  ): Promise<Deployment>;
   /** Adds a revision and makes it the deployment's latest. */
-  addRevision(deploymentId: string, r: Omit<Revision, "created_at" | "updated_at" | "deployment_id">): Promise<Revision>;
+  addRevision(
+    deploymentId: string,
+    r: Omit<Revision, "created_at" | "updated_at" | "deployment_id">,
+  ): Promise<Revision>;
   getRevision(deploymentId: string, revisionId: string): Promise<Revision | null>;
   /** Newest first. */
   listRevisions(deploymentId: string, q: Page & { status?: RevisionStatus[] }): Promise<Revision[]>;
@@ -252,8 +258,8 @@ export interface CpStore {
   finishUpload(id: string, ok: boolean): Promise<void>;
   /** A completed upload of the tenant by its path. */
   findUpload(tenantId: string, path: string): Promise<Upload | null>;
-  /** Gives a workspace upload to a deployment (its file moved to `path`). */
-  bindUpload(id: string, deploymentId: string, path: string): Promise<void>;
+  /** Gives a workspace upload to a deployment (its file moved to `path`), or back to the workspace (null). */
+  bindUpload(id: string, deploymentId: string | null, path: string): Promise<void>;
 
   // logs
   appendLogs(lines: LogLine[]): Promise<void>;

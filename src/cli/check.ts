@@ -1,0 +1,41 @@
+// `hangar check`: loads a project's langgraph.json and imports every graph (and the auth and http app it
+// names), as the Agent Server would at start-up; one line per graph, exit 1 with the reason on the first failure.
+import { resolve } from "node:path";
+import { MemorySaver } from "@langchain/langgraph";
+import { loadUserApp, type HttpConfig } from "../api/http-config.js";
+import { AuthError, Authorizer } from "../auth/auth.js";
+import { applyEnv, ConfigError, loadProjectConfig } from "../config/config.js";
+import { GraphLoadError, GraphRegistry } from "../graphs/registry.js";
+
+export interface CheckOptions {
+  config: string;
+}
+
+export async function runCheck(opts: CheckOptions): Promise<number> {
+  try {
+    const project = loadProjectConfig(resolve(opts.config));
+    applyEnv(project.env);
+    console.log(`config ok: ${project.configPath}`);
+    for (const entry of project.graphs) {
+      // One registry per graph, so each line says which graph was imported.
+      await new GraphRegistry(new MemorySaver()).loadAll([entry]);
+      const spec = `${entry.file}${entry.exportName ? `:${entry.exportName}` : ""}`;
+      console.log(`graph ok: ${entry.graphId} (${spec})`);
+    }
+    const auth = await Authorizer.load(
+      project.projectDir,
+      project.raw.auth as Record<string, unknown> | undefined,
+    );
+    if (auth.custom) console.log("auth ok");
+    const http = (project.raw.http ?? {}) as HttpConfig;
+    if (await loadUserApp(project.projectDir, http.app)) console.log("http.app ok");
+    return 0;
+  } catch (e) {
+    if (e instanceof ConfigError || e instanceof GraphLoadError || e instanceof AuthError) {
+      console.error(`hangar check: ${e.message}`);
+      return 1;
+    }
+    console.error(`hangar check: failed: ${(e as Error)?.stack ?? String(e)}`);
+    return 1;
+  }
+}

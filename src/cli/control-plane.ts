@@ -1,0 +1,184 @@
+// `hangar control-plane`: runs the control plane; `hangar control-plane admin ...` manages organizations,
+// workspaces and API keys in its data directory (whether the control plane runs or not).
+import { resolve } from "node:path";
+import { Command, Option } from "commander";
+import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
+import {
+  ControlPlaneConfigError,
+  startControlPlane,
+  type ControlPlaneOptions,
+} from "../control-plane/server.js";
+import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/router.js";
+import { startLocalReconciler } from "../control-plane/runtime-local.js";
+import { openCpSqliteStore } from "../control-plane/store-sqlite.js";
+import type { CpStore } from "../control-plane/types.js";
+
+const DEFAULT_DATA_DIR = ".hangar-control-plane";
+
+interface RunOptions {
+  port?: string;
+  host: string;
+  dataDir?: string;
+  publicUrl?: string;
+  /** false with --no-reconcile: serve the API only (revisions stay QUEUED). */
+  reconcile: boolean;
+}
+
+function parsePort(raw: string): number | undefined {
+  const n = Number(raw);
+  return /^\d+$/.test(raw) && n <= 65535 ? n : undefined;
+}
+
+/**
+ * The deployment router (each deployment's URL, registered before the server listens) and the local
+ * reconciler (builds revisions and runs their Agent Servers on this machine, started once it listens).
+ * Prod deployments run on the control plane's own DATABASE_URL/REDIS_URL when both are set.
+ */
+function localRuntime(): Pick<ControlPlaneOptions, "reconciler" | "extraRoutes"> {
+  let router: DeploymentRouter | undefined;
+  return {
+    extraRoutes: (app) => {
+      router = registerDeploymentRoutes(app);
+    },
+    reconciler: (ctx) =>
+      startLocalReconciler({
+        ...ctx,
+        router,
+        databaseUrl: process.env.DATABASE_URL || undefined,
+        redisUrl: process.env.REDIS_URL || undefined,
+      }),
+  };
+}
+
+export async function runControlPlane(opts: RunOptions): Promise<number> {
+  const rawPort = opts.port ?? process.env.PORT ?? "8300";
+  const port = parsePort(rawPort);
+  if (port === undefined) {
+    console.error(`hangar control-plane: invalid port "${rawPort}": expected 0-65535`);
+    return 2;
+  }
+  const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
+  try {
+    const cp = await startControlPlane({
+      dataDir,
+      host: opts.host,
+      port,
+      publicUrl: opts.publicUrl ?? (process.env.HANGAR_CP_PUBLIC_URL || undefined),
+      log: (msg) => console.log(msg),
+      ...(opts.reconcile ? localRuntime() : {}),
+    });
+    console.log(`Hangar control plane listening on ${cp.url}`);
+    console.log(`  data:   ${dataDir}`);
+    console.log(`  docs:   ${cp.url}/docs`);
+    let stopping = false;
+    const stop = async () => {
+      if (stopping) process.exit(130);
+      stopping = true;
+      await cp.close().catch(() => {});
+      process.exit(0);
+    };
+    process.on("SIGINT", stop);
+    process.on("SIGTERM", stop);
+    return await new Promise<number>(() => {});
+  } catch (e) {
+    if (e instanceof ControlPlaneConfigError || e instanceof AdminError) {
+      console.error(`hangar control-plane: ${e.message}`);
+      return 1;
+    }
+    console.error(`hangar control-plane: failed to start: ${(e as Error).stack ?? e}`);
+    return 1;
+  }
+}
+
+/** Runs one admin action on the data directory's store, printing its result or its error. */
+async function admin(cmd: Command, action: (store: CpStore) => Promise<string>): Promise<number> {
+  const opts = cmd.optsWithGlobals() as { dataDir?: string };
+  const store = openCpSqliteStore(resolve(opts.dataDir ?? DEFAULT_DATA_DIR));
+  try {
+    console.log(await action(store));
+    return 0;
+  } catch (e) {
+    if (e instanceof AdminError) {
+      console.error(`hangar control-plane admin: ${e.message}`);
+      return 1;
+    }
+    throw e;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Registers `control-plane` and its `admin` subcommands. */
+export function controlPlaneCommand(program: Command): void {
+  const cp = program
+    .command("control-plane")
+    .description("Run the control plane: deployments, revisions and listeners (API under /v2)")
+    .addOption(new Option("-p, --port <port>", "port to listen on (default 8300, or $PORT)"))
+    .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")
+    .option("--data-dir <dir>", `directory of the control plane's data (default: ${DEFAULT_DATA_DIR})`)
+    .option("--public-url <url>", "URL clients reach the control plane at (default: from host and port)")
+    .option("--no-reconcile", "serve the API only: do not build or run revisions on this machine")
+    .action(async (opts: RunOptions) => {
+      process.exit(await runControlPlane(opts));
+    });
+
+  const adm = cp
+    .command("admin")
+    .description(
+      "Manage organizations, workspaces and API keys (works whether the control plane runs or not)",
+    );
+  const dataDirOption = () =>
+    new Option("--data-dir <dir>", `the control plane's data directory (default: ${DEFAULT_DATA_DIR})`);
+
+  adm
+    .command("create-org")
+    .description("Create an organization")
+    .requiredOption("--name <name>", "its name")
+    .option("--plan <plan>", "free, plus, enterprise or self_hosted_enterprise", "plus")
+    .addOption(dataDirOption())
+    .action(async (o: { name: string; plan: string }, cmd: Command) => {
+      process.exit(
+        await admin(cmd, async (store) => {
+          const org = await createOrg(store, o.name, o.plan);
+          return `Created organization ${org.id} (name "${org.name}", plan ${org.plan})`;
+        }),
+      );
+    });
+
+  adm
+    .command("create-workspace")
+    .description("Create a workspace (a tenant) in an organization")
+    .requiredOption("--org <id>", "the organization's id")
+    .requiredOption("--name <name>", "its name")
+    .addOption(dataDirOption())
+    .action(async (o: { org: string; name: string }, cmd: Command) => {
+      process.exit(
+        await admin(cmd, async (store) => {
+          const ws = await createWorkspace(store, o.org, o.name);
+          return `Created workspace ${ws.id} (name "${ws.name}") in organization ${ws.organization_id}`;
+        }),
+      );
+    });
+
+  adm
+    .command("create-key")
+    .description("Create an API key for a workspace, or (--org) an organization key; the key is printed once")
+    .option("--workspace <id>", "the workspace the key reaches")
+    .option(
+      "--org <id>",
+      "an organization key: reaches every workspace of the organization (X-Tenant-Id picks one)",
+    )
+    .addOption(dataDirOption())
+    .action(async (o: { workspace?: string; org?: string }, cmd: Command) => {
+      process.exit(
+        await admin(cmd, async (store) => {
+          if (o.workspace && o.org) throw new AdminError("give either --workspace or --org, not both");
+          const { key, record } = await createKey(store, { workspaceId: o.workspace, orgId: o.org });
+          const scope = record.workspace_id
+            ? `workspace ${record.workspace_id}`
+            : `organization ${record.organization_id} (all its workspaces)`;
+          return `Created API key ${record.id} for ${scope}. It is shown only now:\n${key}`;
+        }),
+      );
+    });
+}

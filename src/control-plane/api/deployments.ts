@@ -1,0 +1,71 @@
+// Deployment routes (`/v2/deployments`): list, create, bulk delete, get, PATCH, delete; scoped to the
+// request's workspace (another workspace's deployment is 404 like a missing one).
+import type { FastifyRequest } from "fastify";
+import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
+import { tenantOf } from "../auth.js";
+import type { CpContext } from "../context.js";
+import { createDeployment, deleteDeployments, deploymentOut, patchDeployment } from "../deployments.js";
+import { deploymentNotFound } from "../errors.js";
+import type { DeploymentStatus } from "../types.js";
+import * as S from "./schemas.js";
+
+export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
+  const { store } = ctx;
+  return async (app) => {
+    const tags = ["Deployments"];
+
+    /** The request workspace's deployment, or 404. */
+    const getOr404 = async (req: FastifyRequest, id: string) => {
+      const d = await store.getDeployment(tenantOf(req), id);
+      if (!d) throw deploymentNotFound(id);
+      return d;
+    };
+
+    app.get("/v2/deployments", { schema: { tags, querystring: S.DeploymentListQuery } }, async (req) => {
+      const q = req.query;
+      const rows = await store.listDeployments(tenantOf(req), {
+        limit: q.limit,
+        offset: q.offset,
+        name_contains: q.name_contains || undefined,
+        deployment_type: q.deployment_type,
+        deployment_ids: q.deployment_ids,
+        status: (q.status || undefined) as DeploymentStatus | undefined,
+      });
+      return { resources: rows.map(deploymentOut), offset: q.offset + rows.length };
+    });
+
+    app.post("/v2/deployments", { schema: { tags, body: S.DeploymentCreate } }, async (req, reply) => {
+      const d = await createDeployment(ctx, tenantOf(req), req.body);
+      return reply.status(201).send(deploymentOut(d));
+    });
+
+    app.delete("/v2/deployments", { schema: { tags, querystring: S.DeploymentDeleteQuery } }, async (req) => {
+      await deleteDeployments(ctx, tenantOf(req), req.query.deployment_ids);
+      return {};
+    });
+
+    app.get(
+      "/v2/deployments/:deployment_id",
+      { schema: { tags, params: S.DeploymentIdParams } },
+      async (req) => deploymentOut(await getOr404(req, req.params.deployment_id)),
+    );
+
+    app.patch(
+      "/v2/deployments/:deployment_id",
+      { schema: { tags, params: S.DeploymentIdParams, body: S.DeploymentPatch } },
+      async (req) => {
+        const d = await getOr404(req, req.params.deployment_id);
+        return deploymentOut(await patchDeployment(ctx, d, req.body));
+      },
+    );
+
+    app.delete(
+      "/v2/deployments/:deployment_id",
+      { schema: { tags, params: S.DeploymentIdParams } },
+      async (req, reply) => {
+        await deleteDeployments(ctx, tenantOf(req), [req.params.deployment_id]);
+        return reply.status(204).send();
+      },
+    );
+  };
+}

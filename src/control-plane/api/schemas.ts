@@ -1,0 +1,227 @@
+// Request schemas of the control plane API (zod), after the official document's request models.
+import { z } from "zod";
+
+const uuid = () => z.guid();
+const nullableString = () => z.string().nullable().optional();
+
+export const DEPLOYMENT_SOURCES = [
+  "github",
+  "external_docker",
+  "internal_docker",
+  "internal_source",
+] as const;
+export const DEPLOYMENT_TYPES = ["dev_free", "dev", "prod"] as const;
+export const DEPLOYMENT_STATUSES = [
+  "AWAITING_DATABASE",
+  "READY",
+  "UNUSED",
+  "AWAITING_DELETE",
+  "UNKNOWN",
+] as const;
+export const REVISION_STATUSES = [
+  "CREATING",
+  "QUEUED",
+  "AWAITING_BUILD",
+  "BUILDING",
+  "AWAITING_DEPLOY",
+  "DEPLOYING",
+  "CREATE_FAILED",
+  "BUILD_FAILED",
+  "DEPLOY_FAILED",
+  "DEPLOYED",
+  "SKIPPED",
+  "INTERRUPTED",
+  "UNKNOWN",
+] as const;
+export const LOG_LEVELS = ["DEBUG", "INFO", "WARNING", "ERROR"] as const;
+
+/** limit (1-100, default 20) and offset (>= 0, default 0) of list endpoints. */
+export const PageQuery = z.object({
+  limit: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(100)
+    .default(20)
+    .describe("Maximum number of resources to return."),
+  offset: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(0)
+    .describe(
+      "Pagination offset. Pass this value to subsequent requests to fetch the next page of resources.",
+    ),
+});
+
+/** A comma separated list (or a repeated query parameter) as an array of trimmed, non-empty items. */
+const splitList = (v: unknown) =>
+  v === undefined || v === null
+    ? undefined
+    : (Array.isArray(v) ? v : [v])
+        .flatMap((s) => String(s).split(","))
+        .map((s) => s.trim())
+        .filter(Boolean);
+const commaList = <T extends z.ZodType>(item: T) => z.preprocess(splitList, z.array(item).optional());
+
+// ---- listeners
+
+export const ListenerIdParams = z.object({ listener_id: uuid() });
+
+export const ListenerComputeConfig = z.object({
+  k8s_namespaces: z
+    .array(z.string().min(1))
+    .nullable()
+    .optional()
+    .describe("Kubernetes namespaces the listener is configured for (compute_type k8s)."),
+});
+
+export const ListenerCreate = z.object({
+  version: nullableString(),
+  compute_type: z.literal("k8s"),
+  compute_id: z.string().min(1),
+  compute_config: ListenerComputeConfig,
+});
+
+export const ListenerPatch = z.object({
+  version: nullableString(),
+  compute_config: ListenerComputeConfig.nullable().optional(),
+});
+
+/** PUT: a full replacement; compute_type and compute_id may be given but must equal the stored ones. */
+export const ListenerPut = z.object({
+  version: nullableString(),
+  compute_type: z.literal("k8s").optional(),
+  compute_id: z.string().min(1).optional(),
+  compute_config: ListenerComputeConfig,
+});
+
+// ---- deployments
+
+export const DeploymentIdParams = z.object({ deployment_id: uuid() });
+export const RevisionIdParams = z.object({ deployment_id: uuid(), revision_id: uuid() });
+
+const ResourceSpec = z
+  .object({
+    min_scale: z.number().int().nullable().optional(),
+    max_scale: z.number().int().nullable().optional(),
+    cpu: z.number().min(0.1).max(8).nullable().optional(),
+    cpu_limit: z.number().min(0.1).max(16).nullable().optional(),
+    memory_mb: z.number().int().nullable().optional(),
+    memory_limit_mb: z.number().int().nullable().optional(),
+    queue_min_scale: z.number().int().nullable().optional(),
+    queue_max_scale: z.number().int().nullable().optional(),
+    queue_cpu: z.number().min(0.1).max(8).nullable().optional(),
+    queue_cpu_limit: z.number().min(0.1).max(16).nullable().optional(),
+    queue_memory_mb: z.number().int().nullable().optional(),
+    queue_memory_limit_mb: z.number().int().nullable().optional(),
+  })
+  .passthrough();
+
+export const SourceConfigRequest = z.object({
+  integration_id: uuid().nullable().optional(),
+  repo_url: nullableString(),
+  deployment_type: z.enum(DEPLOYMENT_TYPES).nullable().optional(),
+  build_on_push: z.boolean().nullable().optional(),
+  custom_url: nullableString(),
+  resource_spec: ResourceSpec.nullable().optional(),
+  listener_id: uuid().nullable().optional(),
+  listener_config: z.object({ k8s_namespace: nullableString() }).nullable().optional(),
+  install_command: nullableString(),
+  build_command: nullableString(),
+});
+
+export const SourceRevisionConfigRequest = z.object({
+  repo_ref: nullableString(),
+  langgraph_config_path: nullableString(),
+  image_uri: nullableString(),
+  source_tarball_path: nullableString(),
+});
+
+export const Secret = z.object({ name: z.string().min(1), value: z.string() });
+export const SecretReference = z.object({
+  name: z.string().min(1),
+  secret_name: z.string().min(1),
+  secret_key: z.string().min(1),
+});
+
+export const DeploymentCreate = z.object({
+  name: z.string().min(1),
+  source: z.enum(DEPLOYMENT_SOURCES),
+  source_config: SourceConfigRequest,
+  source_revision_config: SourceRevisionConfigRequest,
+  secrets: z.array(Secret),
+  secret_references: z.array(SecretReference).nullable().optional(),
+});
+export type DeploymentCreateBody = z.infer<typeof DeploymentCreate>;
+
+export const DeploymentPatch = z.object({
+  revision_source: z.enum(["github", "internal_docker", "internal_source"]).nullable().optional(),
+  source_config: SourceConfigRequest.nullable().optional(),
+  source_revision_config: SourceRevisionConfigRequest.nullable().optional(),
+  secrets: z.array(Secret).nullable().optional(),
+  secret_references: z.array(SecretReference).nullable().optional(),
+});
+export type DeploymentPatchBody = z.infer<typeof DeploymentPatch>;
+
+export const DeploymentListQuery = PageQuery.extend({
+  name_contains: z.string().optional().describe("Name of the deployment to filter by."),
+  status: z.string().optional().describe("`status` of the deployment to filter by."),
+  deployment_type: z.enum(DEPLOYMENT_TYPES).optional().describe("Deployment type to filter by."),
+  deployment_ids: commaList(uuid()).describe("Comma separated list of deployment IDs to filter by."),
+});
+
+export const DeploymentDeleteQuery = z.object({
+  deployment_ids: z.preprocess(splitList, z.array(uuid()).min(1).max(100)),
+});
+
+export const RevisionListQuery = PageQuery.extend({
+  status: commaList(z.enum(REVISION_STATUSES)).describe(
+    "Comma separated list of revision `status` to filter by.",
+  ),
+});
+
+// ---- logs
+
+export const LogsBody = z
+  .object({
+    limit: z.number().int().min(1).max(1000).default(100),
+    offset: z.number().int().min(0).default(0),
+    order: z.enum(["asc", "desc"]).default("asc"),
+    level: z
+      .string()
+      .transform((s) => (s.toUpperCase() === "WARN" ? "WARNING" : s.toUpperCase()))
+      .pipe(z.enum(LOG_LEVELS))
+      .nullable()
+      .optional(),
+    start_time: z.iso.datetime({ offset: true }).nullable().optional(),
+    end_time: z.iso.datetime({ offset: true }).nullable().optional(),
+    revision_id: uuid().nullable().optional(),
+  })
+  .optional()
+  .default({ limit: 100, offset: 0, order: "asc" });
+
+// ---- listener side (Hangar extension)
+
+export const ListenerRevisionParams = z.object({ listener_id: uuid(), revision_id: uuid() });
+export const ListenerDeploymentParams = z.object({ listener_id: uuid(), deployment_id: uuid() });
+
+export const RevisionStatusReport = z.object({
+  status: z.enum(REVISION_STATUSES),
+  message: z.string().nullable().optional(),
+});
+
+export const LogReport = z.object({
+  lines: z
+    .array(
+      z.object({
+        deployment_id: uuid(),
+        revision_id: uuid().nullable().optional(),
+        kind: z.enum(["build", "deploy"]).default("deploy"),
+        level: z.enum(LOG_LEVELS).default("INFO"),
+        message: z.string(),
+        timestamp: z.iso.datetime({ offset: true }).optional(),
+      }),
+    )
+    .max(10_000),
+});

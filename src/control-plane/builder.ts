@@ -1,0 +1,300 @@
+// A revision's build in `<data-dir>/builds/<revision id>`: fetch the source (uploaded tarball, local directory or
+// git), install dependencies, run the build command, then `hangar check` imports every graph. Writes build logs.
+import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { cp, mkdir, rm, symlink } from "node:fs/promises";
+import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
+import * as tar from "tar";
+import { childEnv, HANGAR_BIN, HANGAR_ROOT, runCommand, type CommandResult } from "./proc.js";
+import type { Deployment, LogLevel, Revision } from "./types.js";
+
+/** A build that failed; the message is the reason, one line (details are in the build log). */
+export class BuildError extends Error {}
+
+export interface BuildInput {
+  deployment: Deployment;
+  revision: Revision;
+  dataDir: string;
+  log: (level: LogLevel, message: string) => void;
+  signal: AbortSignal;
+}
+
+export interface BuildOutput {
+  /** The build directory: `<data-dir>/builds/<revision id>`. */
+  dir: string;
+  /** The project's langgraph.json inside it. */
+  configPath: string;
+}
+
+const MINUTE = 60_000;
+export const INSTALL_TIMEOUT_MS = 15 * MINUTE;
+export const STEP_TIMEOUT_MS = 5 * MINUTE;
+
+/** Written once a build succeeded, so a restarted control plane can start the revision without rebuilding. */
+const MARKER = "build.json";
+
+export function buildDirOf(dataDir: string, revisionId: string): string {
+  return join(dataDir, "builds", revisionId);
+}
+
+/** The output of a finished build of the revision, if it is still on disk. */
+export function existingBuild(dataDir: string, revisionId: string): BuildOutput | null {
+  const dir = buildDirOf(dataDir, revisionId);
+  try {
+    const { configPath } = JSON.parse(readFileSync(join(dir, MARKER), "utf8")) as { configPath: string };
+    return existsSync(configPath) ? { dir, configPath } : null;
+  } catch {
+    return null;
+  }
+}
+
+/** Whether `child` is `parent` or inside it. */
+function inside(parent: string, child: string): boolean {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !isAbsolute(rel));
+}
+
+const oneLine = (s: string, max = 500) => {
+  const line = s.replace(/\s+/g, " ").trim();
+  return line.length > max ? `${line.slice(0, max)}...` : line;
+};
+
+export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
+  const { deployment, revision, dataDir, log, signal } = input;
+  const started = Date.now();
+  const dir = buildDirOf(dataDir, revision.id);
+  const srcDir = join(dir, "src");
+  const aborted = () => {
+    if (signal.aborted) throw new BuildError("Build interrupted");
+  };
+  try {
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(srcDir, { recursive: true });
+    log("INFO", `Building revision ${revision.id} of deployment ${deployment.name} (${deployment.id})`);
+
+    const root = await fetchSource(input, srcDir);
+    aborted();
+    const configRel =
+      revision.source_revision_config.langgraph_config_path ||
+      deployment.source_revision_config.langgraph_config_path ||
+      "langgraph.json";
+    const configPath = resolve(root, configRel);
+    if (!inside(root, configPath)) {
+      throw new BuildError(`langgraph_config_path "${configRel}" points outside the source`);
+    }
+    if (!existsSync(configPath)) {
+      throw new BuildError(`langgraph_config_path "${configRel}": no such file in the source`);
+    }
+    const configDir = dirname(configPath);
+    const secrets = Object.fromEntries((deployment.secrets ?? []).map((s) => [s.name, s.value]));
+    const env = childEnv(secrets);
+    const step = async (what: string, cmd: string, args: string[], cwd: string, timeoutMs: number) => {
+      aborted();
+      log("INFO", `$ ${[cmd, ...args].join(" ")}`);
+      const r = await runCommand(cmd, args, {
+        cwd,
+        env,
+        timeoutMs,
+        signal,
+        onLine: (line) => log("INFO", line),
+      });
+      if (r.code !== 0) throw new BuildError(commandFailure(what, r, timeoutMs));
+      return r;
+    };
+
+    // Install.
+    const install = deployment.source_config.install_command;
+    const pkgDir = [root, configDir].find((d) => existsSync(join(d, "package.json")));
+    if (install) {
+      await step("install_command", "sh", ["-c", install], root, INSTALL_TIMEOUT_MS);
+    } else if (pkgDir) {
+      await step("npm install", "npm", ["install", "--no-audit", "--no-fund"], pkgDir, INSTALL_TIMEOUT_MS);
+    } else {
+      // No package.json: the graphs import the packages of this Hangar installation (same @langchain/*), and
+      // run as ES modules as they do in Hangar's own examples (without a package.json saying "type": "module",
+      // tsx would load them as CommonJS, which fails on their imports).
+      if (!existsSync(join(root, "node_modules"))) {
+        log("INFO", `No package.json: linking ${join(HANGAR_ROOT, "node_modules")} as node_modules`);
+        await symlink(join(HANGAR_ROOT, "node_modules"), join(root, "node_modules"), "dir");
+      }
+      log("INFO", 'No package.json: writing one with "type": "module"');
+      writeFileSync(
+        join(root, "package.json"),
+        `${JSON.stringify({ private: true, type: "module" }, null, 2)}\n`,
+      );
+    }
+
+    // Build.
+    const build = deployment.source_config.build_command;
+    if (build) await step("build_command", "sh", ["-c", build], configDir, STEP_TIMEOUT_MS);
+
+    // Check: every graph imports.
+    aborted();
+    log("INFO", `$ hangar check --config ${relative(root, configPath)}`);
+    const check = await runCommand(process.execPath, [HANGAR_BIN, "check", "--config", configPath], {
+      cwd: configDir,
+      env,
+      timeoutMs: STEP_TIMEOUT_MS,
+      signal,
+      onLine: (line) => log("INFO", line),
+    });
+    if (check.code !== 0) throw new BuildError(checkFailure(check));
+
+    writeFileSync(join(dir, MARKER), JSON.stringify({ configPath, built_at: new Date().toISOString() }));
+    log("INFO", `Build finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
+    return { dir, configPath };
+  } catch (e) {
+    const err =
+      e instanceof BuildError
+        ? signal.aborted
+          ? new BuildError("Build interrupted")
+          : e
+        : new BuildError(oneLine(`Build error: ${(e as Error).message}`));
+    log("ERROR", `Build failed: ${err.message}`);
+    throw err;
+  }
+}
+
+function commandFailure(what: string, r: CommandResult, timeoutMs: number): string {
+  if (r.aborted) return "Build interrupted";
+  if (r.timedOut) return `${what} did not finish within ${Math.round(timeoutMs / MINUTE)} min`;
+  if (r.spawnError) return oneLine(`${what} could not start: ${r.spawnError}`);
+  const last = [...r.tail].reverse().find((l) => l.trim());
+  return oneLine(`${what} failed (exit code ${r.code ?? "signal"})${last ? `: ${last}` : ""}`);
+}
+
+/** The reason `hangar check` gave: its error message up to the stack trace, on one line. */
+function checkFailure(r: CommandResult): string {
+  if (r.aborted) return "Build interrupted";
+  if (r.timedOut) return `hangar check did not finish within ${STEP_TIMEOUT_MS / MINUTE} min`;
+  const start = r.tail.findIndex((l) => l.startsWith("hangar check: "));
+  if (start < 0) return commandFailure("hangar check", r, STEP_TIMEOUT_MS);
+  const lines: string[] = [];
+  for (const line of r.tail.slice(start, start + 8)) {
+    if (/^\s+at\s/.test(line)) break;
+    lines.push(line);
+  }
+  return oneLine(lines.join(" ").slice("hangar check: ".length));
+}
+
+/** Fetches the source into `srcDir`; returns the source root (where langgraph_config_path is relative to). */
+async function fetchSource(input: BuildInput, srcDir: string): Promise<string> {
+  const { deployment, revision, dataDir, log, signal } = input;
+  if (deployment.source === "internal_source") {
+    const rel =
+      revision.source_revision_config.source_tarball_path ??
+      deployment.source_revision_config.source_tarball_path;
+    if (!rel) throw new BuildError("source_revision_config.source_tarball_path is not set");
+    const file = resolve(dataDir, rel);
+    if (!inside(dataDir, file)) throw new BuildError(`source tarball "${rel}" is outside the data directory`);
+    if (!existsSync(file)) throw new BuildError(`source tarball "${rel}" not found`);
+    log("INFO", `Unpacking source tarball ${rel} (${statSync(file).size} bytes)`);
+    await unpack(file, srcDir);
+    return tarballRoot(revision, deployment, srcDir);
+  }
+  if (deployment.source === "github") {
+    const url = deployment.source_config.repo_url;
+    if (!url) throw new BuildError("source_config.repo_url is not set");
+    if (isAbsolute(url)) {
+      if (!existsSync(url) || !statSync(url).isDirectory()) {
+        throw new BuildError(`repo_url "${url}": no such directory`);
+      }
+      log("INFO", `Copying ${url} (without node_modules, .git, .hangar*)`);
+      await cp(url, srcDir, {
+        recursive: true,
+        verbatimSymlinks: true,
+        filter: (s) => {
+          if (s === url) return true;
+          const name = basename(s);
+          return name !== "node_modules" && name !== ".git" && !name.startsWith(".hangar");
+        },
+      });
+      return srcDir;
+    }
+    await gitClone(input, url, srcDir, signal, log);
+    return srcDir;
+  }
+  throw new BuildError(`source "${deployment.source}" is not built locally (it needs a listener)`);
+}
+
+async function gitClone(
+  input: BuildInput,
+  url: string,
+  srcDir: string,
+  signal: AbortSignal,
+  log: BuildInput["log"],
+): Promise<void> {
+  const ref = input.revision.source_revision_config.repo_ref;
+  const sha = input.revision.source_revision_config.repo_commit_sha;
+  // Never wait for credentials on a terminal nobody watches.
+  const env = childEnv({ GIT_TERMINAL_PROMPT: "0" });
+  const git = async (args: string[], cwd: string) => {
+    log("INFO", `$ git ${args.join(" ")}`);
+    const r = await runCommand("git", args, {
+      cwd,
+      env,
+      timeoutMs: STEP_TIMEOUT_MS,
+      signal,
+      onLine: (line) => log("INFO", line),
+    });
+    if (r.code !== 0) throw new BuildError(commandFailure(`git ${args[0]}`, r, STEP_TIMEOUT_MS));
+    return r;
+  };
+  await git(["clone", "--depth", "1", ...(ref ? ["--branch", ref] : []), url, srcDir], dirname(srcDir));
+  if (sha) {
+    await git(["fetch", "--depth", "1", "origin", sha], srcDir);
+    await git(["checkout", "--detach", "FETCH_HEAD"], srcDir);
+  }
+  await git(["rev-parse", "HEAD"], srcDir);
+}
+
+/** Extracts a (gzip) tarball into `dir`, refusing entries (and links) that would land outside it. */
+async function unpack(file: string, dir: string): Promise<void> {
+  const refused: string[] = [];
+  const escapes = (p: string) => {
+    const n = normalize(p);
+    return isAbsolute(n) || n === ".." || n.startsWith(`..${sep}`);
+  };
+  try {
+    await tar.x({
+      file,
+      cwd: dir,
+      strict: true,
+      filter: (path, entry) => {
+        const e = entry as tar.ReadEntry;
+        let bad = escapes(path);
+        if (!bad && (e.type === "SymbolicLink" || e.type === "Link") && e.linkpath) {
+          const target =
+            e.type === "SymbolicLink" ? join(dirname(normalize(path)), e.linkpath) : normalize(e.linkpath);
+          bad = isAbsolute(e.linkpath) || escapes(target);
+        }
+        if (bad) refused.push(path);
+        return !bad;
+      },
+    });
+  } catch (e) {
+    throw new BuildError(oneLine(`could not unpack the source tarball: ${(e as Error).message}`));
+  }
+  if (refused.length) {
+    throw new BuildError(
+      `the source tarball has entries outside its directory: ${refused.slice(0, 3).join(", ")}`,
+    );
+  }
+}
+
+/**
+ * Where the tarball's project is: its top level, or the single directory it holds (archives made of a folder,
+ * e.g. `project/langgraph.json`) when langgraph_config_path is found only there.
+ */
+function tarballRoot(revision: Revision, deployment: Deployment, srcDir: string): string {
+  const configRel =
+    revision.source_revision_config.langgraph_config_path ||
+    deployment.source_revision_config.langgraph_config_path ||
+    "langgraph.json";
+  if (existsSync(join(srcDir, configRel))) return srcDir;
+  const entries = readdirSync(srcDir, { withFileTypes: true });
+  if (entries.length === 1 && entries[0].isDirectory()) {
+    const nested = join(srcDir, entries[0].name);
+    if (existsSync(join(nested, configRel))) return nested;
+  }
+  return srcDir;
+}

@@ -1,0 +1,15 @@
+// What the control plane's API and services share: the store, the data directory, the public URL, wake-ups.
+import type { CpStore } from "./types.js";
+
+export interface CpContext {
+  store: CpStore;
+  /** The control plane's data directory (database, uploads, deployments' data). */
+  dataDir: string;
+  /** The URL clients reach the control plane at (known once it listens). */
+  publicUrl(): string;
+  /** Wakes the reconciler after a change (a no-op without one). */
+  wake(): void;
+  /** Largest accepted source tarball, in bytes. */
+  maxUploadBytes: number;
+  log(msg: string): void;
+}

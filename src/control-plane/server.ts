@@ -1,0 +1,120 @@
+// `startControlPlane`: opens the store, bootstraps tenancy, builds the app (plus extra routes such as the
+// deployment router), listens, then starts the reconciler, which the API wakes after every change.
+import { resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import { bootstrap } from "./admin.js";
+import { buildCpApp } from "./app.js";
+import type { CpContext } from "./context.js";
+import { openCpSqliteStore } from "./store-sqlite.js";
+import type { CpStore } from "./types.js";
+import { DEFAULT_MAX_UPLOAD_BYTES } from "./uploads.js";
+
+/** What a reconciler gets once the control plane listens. */
+export interface ReconcilerContext {
+  store: CpStore;
+  dataDir: string;
+  /** The URL the control plane answers at (deployments are at `<publicUrl>/deployments/<id>`). */
+  publicUrl: string;
+  app: FastifyInstance;
+  log: (msg: string) => void;
+}
+
+export interface ReconcilerHandle {
+  /** Something changed: reconcile soon. */
+  wake(): void;
+  stop(): Promise<void>;
+}
+
+export interface ControlPlaneOptions {
+  dataDir: string;
+  host: string;
+  port: number;
+  /** The URL clients use; default `http://<host>:<port>` (127.0.0.1 for a wildcard host). */
+  publicUrl?: string;
+  log?: (msg: string) => void;
+  reconciler?: (ctx: ReconcilerContext) => ReconcilerHandle | Promise<ReconcilerHandle>;
+  /** Routes added to the app before it listens (e.g. the deployment router). */
+  extraRoutes?: (
+    app: FastifyInstance,
+    ctx: { store: CpStore; dataDir: string; log: (msg: string) => void },
+  ) => void | Promise<void>;
+  /** Largest accepted upload; default HANGAR_CP_MAX_UPLOAD_BYTES, else 200 MB. */
+  maxUploadBytes?: number;
+  /** Where HANGAR_CP_* settings are read; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** A store to use instead of `<dataDir>/control-plane.db`. */
+  store?: CpStore;
+}
+
+export interface ControlPlane {
+  url: string;
+  store: CpStore;
+  app: FastifyInstance;
+  close(): Promise<void>;
+}
+
+/** A wrong setting (e.g. HANGAR_CP_MAX_UPLOAD_BYTES), reported without a stack. */
+export class ControlPlaneConfigError extends Error {}
+
+function maxUploadBytes(opts: ControlPlaneOptions, env: NodeJS.ProcessEnv): number {
+  if (opts.maxUploadBytes !== undefined) return opts.maxUploadBytes;
+  const raw = env.HANGAR_CP_MAX_UPLOAD_BYTES?.trim();
+  if (!raw) return DEFAULT_MAX_UPLOAD_BYTES;
+  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
+    throw new ControlPlaneConfigError(`HANGAR_CP_MAX_UPLOAD_BYTES must be a positive integer, not "${raw}"`);
+  }
+  return Number(raw);
+}
+
+function urlHost(host: string): string {
+  if (host === "0.0.0.0" || host === "" || host === "::") return "127.0.0.1";
+  return host.includes(":") ? `[${host}]` : host;
+}
+
+export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
+  const env = opts.env ?? process.env;
+  const log = opts.log ?? ((msg: string) => console.log(msg));
+  const dataDir = resolve(opts.dataDir);
+  const maxBytes = maxUploadBytes(opts, env);
+  const store = opts.store ?? openCpSqliteStore(dataDir);
+  let publicUrl = "";
+  let reconciler: ReconcilerHandle | undefined;
+  const ctx: CpContext = {
+    store,
+    dataDir,
+    publicUrl: () => publicUrl,
+    wake: () => reconciler?.wake(),
+    maxUploadBytes: maxBytes,
+    log,
+  };
+  let app: FastifyInstance | undefined;
+  try {
+    await bootstrap(store, env, dataDir, log);
+    app = await buildCpApp(
+      ctx,
+      opts.extraRoutes ? (a) => opts.extraRoutes!(a, { store, dataDir, log }) : undefined,
+    );
+    await app.listen({ host: opts.host, port: opts.port });
+    const address = app.server.address();
+    const port = typeof address === "object" && address ? address.port : opts.port;
+    publicUrl = (opts.publicUrl ?? `http://${urlHost(opts.host)}:${port}`).replace(/\/+$/, "");
+    if (opts.reconciler) reconciler = await opts.reconciler({ store, dataDir, publicUrl, app, log });
+  } catch (e) {
+    await app?.close().catch(() => {});
+    await store.close().catch(() => {});
+    throw e;
+  }
+  const started = app;
+  let closing: Promise<void> | undefined;
+  return {
+    url: publicUrl,
+    store,
+    app: started,
+    close: () =>
+      (closing ??= (async () => {
+        await reconciler?.stop().catch((e) => log(`reconciler stop failed: ${(e as Error).message}`));
+        await started.close();
+        await store.close();
+      })()),
+  };
+}

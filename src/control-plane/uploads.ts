@@ -1,0 +1,153 @@
+// Source tarball uploads: one-use upload URLs (15 minutes), the streamed PUT that stores a gzip file of at most
+// `maxUploadBytes` under `<data-dir>/uploads/`, and the check that a `source_tarball_path` was issued here.
+import { randomBytes, randomUUID } from "node:crypto";
+import { createWriteStream, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
+import { dirname, join } from "node:path";
+import { PassThrough, Transform, type TransformCallback } from "node:stream";
+import { pipeline } from "node:stream/promises";
+import type { FastifyReply, FastifyRequest } from "fastify";
+import type { CpContext } from "./context.js";
+import { badRequest, CpHttpError, notFound } from "./errors.js";
+import { sha256 } from "./hash.js";
+
+export const UPLOAD_TTL_MS = 15 * 60 * 1000;
+export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
+
+/** Where workspace uploads (made before their deployment exists) wait, relative to the data directory. */
+const WORKSPACE_DIR = "uploads/_workspaces";
+
+export interface UploadUrl {
+  upload_url: string;
+  source_tarball_path: string;
+  expires_at: string;
+}
+
+/** Issues an upload URL for a deployment, or for the workspace (deploymentId null: usable on create). */
+export async function issueUpload(
+  ctx: CpContext,
+  tenantId: string,
+  deploymentId: string | null,
+): Promise<UploadUrl> {
+  const token = randomBytes(32).toString("base64url");
+  const dir = deploymentId ? `uploads/${deploymentId}` : `${WORKSPACE_DIR}/${tenantId}`;
+  const up = await ctx.store.createUpload({
+    id: randomUUID(),
+    tenant_id: tenantId,
+    deployment_id: deploymentId,
+    token_hash: sha256(token),
+    path: `${dir}/${randomUUID()}.tar.gz`,
+    expires_at: new Date(Date.now() + UPLOAD_TTL_MS).toISOString(),
+  });
+  return {
+    upload_url: `${ctx.publicUrl()}/v2/uploads/${token}`,
+    source_tarball_path: up.path,
+    expires_at: up.expires_at,
+  };
+}
+
+/** Counts bytes (413 beyond the limit) and checks the gzip magic bytes (400 otherwise). */
+class TarballCheck extends Transform {
+  size = 0;
+  private head = Buffer.alloc(0);
+  constructor(private max: number) {
+    super();
+  }
+  _transform(chunk: Buffer, _enc: BufferEncoding, cb: TransformCallback): void {
+    this.size += chunk.length;
+    if (this.size > this.max) return cb(tooLarge(this.max));
+    if (this.head.length < 2) {
+      this.head = Buffer.concat([this.head, chunk.subarray(0, 2 - this.head.length)]);
+      if (this.head.length === 2 && !isGzip(this.head)) return cb(notGzip());
+    }
+    cb(null, chunk);
+  }
+  _flush(cb: TransformCallback): void {
+    cb(this.head.length < 2 ? notGzip() : null);
+  }
+}
+
+const isGzip = (b: Buffer) => b[0] === 0x1f && b[1] === 0x8b;
+const notGzip = () => badRequest("The upload is not a gzip file: send the source as a .tar.gz tarball.");
+const tooLarge = (max: number) =>
+  new CpHttpError(413, `The upload is larger than the limit of ${max} bytes.`);
+
+/** `PUT /v2/uploads/{token}`: streams the body to its file; the token is the credential and is used once. */
+export async function receiveUpload(
+  ctx: CpContext,
+  token: string,
+  req: FastifyRequest,
+  reply: FastifyReply,
+): Promise<void> {
+  const up = await ctx.store.claimUpload(sha256(token));
+  if (!up) throw notFound("Upload URL not found: it expired, was already used, or never existed.");
+  const dest = join(ctx.dataDir, up.path);
+  const part = `${dest}.part`;
+  let ok = false;
+  try {
+    const declared = Number(req.headers["content-length"] ?? NaN);
+    if (declared > ctx.maxUploadBytes) throw tooLarge(ctx.maxUploadBytes);
+    mkdirSync(dirname(dest), { recursive: true });
+    const check = new TarballCheck(ctx.maxUploadBytes);
+    // The request is piped through a PassThrough so that a failure destroys that, not the socket: the error
+    // must still be answered.
+    const body = new PassThrough();
+    // A client that goes away mid-body fails the upload (pipe() alone would leave it waiting for ever).
+    const onGone = () => {
+      if (!req.raw.complete) body.destroy(badRequest("The upload was interrupted before its end."));
+    };
+    req.raw.once("close", onGone);
+    req.raw.once("error", onGone);
+    req.raw.pipe(body);
+    try {
+      // Opened here, not by the stream: a failure then never races an open that would leave the file behind.
+      await pipeline(body, check, createWriteStream(part, { fd: openSync(part, "w") }));
+    } finally {
+      req.raw.unpipe(body);
+      req.raw.off("close", onGone);
+      req.raw.off("error", onGone);
+    }
+    renameSync(part, dest);
+    ok = true;
+    reply.status(200).send({ source_tarball_path: up.path, size: check.size });
+  } catch (e) {
+    rmSync(part, { force: true });
+    // The rest of a refused body is not read: close the connection after answering.
+    if (e instanceof CpHttpError) reply.header("connection", "close");
+    throw e;
+  } finally {
+    await ctx.store.finishUpload(up.id, ok);
+  }
+}
+
+/**
+ * Checks a `source_tarball_path` given on create or PATCH and returns the path to store: a completed upload
+ * of this deployment, or a workspace upload, which is then moved under the deployment's directory (its path
+ * changes to `uploads/<deployment id>/...`). Anything else is a 400.
+ */
+export async function adoptTarball(
+  ctx: CpContext,
+  tenantId: string,
+  deploymentId: string,
+  path: string,
+): Promise<{ path: string; undo: () => void }> {
+  const up = await ctx.store.findUpload(tenantId, path);
+  if (up && up.deployment_id === deploymentId) return { path, undo: () => {} };
+  if (!up || up.deployment_id !== null) {
+    throw badRequest(
+      `source_revision_config.source_tarball_path '${path}' is not an uploaded tarball of this deployment: ` +
+        "get an upload URL from POST /v2/deployments/{deployment_id}/upload-url (or POST /v2/uploads/upload-url " +
+        "before creating a deployment), PUT the .tar.gz there, then pass its source_tarball_path.",
+    );
+  }
+  const moved = `uploads/${deploymentId}/${path.split("/").pop()}`;
+  mkdirSync(join(ctx.dataDir, "uploads", deploymentId), { recursive: true });
+  renameSync(join(ctx.dataDir, path), join(ctx.dataDir, moved));
+  await ctx.store.bindUpload(up.id, deploymentId, moved);
+  return {
+    path: moved,
+    undo: () => {
+      renameSync(join(ctx.dataDir, moved), join(ctx.dataDir, path));
+      void ctx.store.bindUpload(up.id, null, path);
+    },
+  };
+}

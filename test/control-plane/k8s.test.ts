@@ -1,0 +1,865 @@
+// Kubernetes rendering and `hangar listener`: a revision's objects are checked against the Kubernetes object
+// schemas of @kubernetes/client-node (its generated models: field names and types, required fields, lossless
+// serialization), then for content; the CLI's --dry-run output is checked the same way, against a fake control
+// plane and against the real one. No cluster here: the apply path runs against a fake Kubernetes API server.
+import { spawn } from "node:child_process";
+import { randomUUID } from "node:crypto";
+import { writeFileSync } from "node:fs";
+import { createServer, type IncomingMessage, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { join } from "node:path";
+import * as k8s from "@kubernetes/client-node";
+import yaml from "js-yaml";
+import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import {
+  K8sRuntime,
+  LABELS,
+  RenderError,
+  namespaceFor,
+  renderRevision,
+  toYaml,
+  type HangarObject,
+} from "../../src/control-plane/k8s.ts";
+import {
+  ControlPlaneClient,
+  ListenerLoop,
+  planFor,
+  type Assignment,
+  type ListenerRuntime,
+} from "../../src/control-plane/listener.ts";
+import type { Deployment, Listener, Revision } from "../../src/control-plane/types.ts";
+import { startCp, cpClient, type CpProcess } from "../helpers/control-plane.ts";
+import { expectValidObject, schemaErrors, wire } from "../helpers/k8s-schema.ts";
+import { BIN, ROOT, tempDir } from "../helpers/server.ts";
+
+// ---------------------------------------------------------------------------------------------------------------
+// Fixtures
+
+const now = new Date().toISOString();
+
+function deployment(
+  over: Partial<Deployment> = {},
+  sourceConfig: Deployment["source_config"] = {},
+): Deployment {
+  return {
+    id: randomUUID(),
+    tenant_id: randomUUID(),
+    name: "my-agent",
+    source: "external_docker",
+    source_config: { deployment_type: "dev", listener_id: randomUUID(), ...sourceConfig },
+    source_revision_config: { image_uri: "registry.example.com/agents/my-agent:1.2.3" },
+    secrets: [],
+    status: "READY",
+    latest_revision_id: null,
+    active_revision_id: null,
+    created_at: now,
+    updated_at: now,
+    ...over,
+  };
+}
+
+function revision(d: Deployment, over: Partial<Revision> = {}): Revision {
+  return {
+    id: randomUUID(),
+    deployment_id: d.id,
+    status: "QUEUED",
+    source: d.source,
+    source_revision_config: { ...d.source_revision_config },
+    created_at: now,
+    updated_at: now,
+    ...over,
+  };
+}
+
+const byKind = (objects: any[], kind: string) => objects.filter((o) => o.kind === kind);
+const decode = (data: Record<string, string>) =>
+  Object.fromEntries(Object.entries(data).map(([k, v]) => [k, Buffer.from(v, "base64").toString("utf8")]));
+
+// ---------------------------------------------------------------------------------------------------------------
+
+describe("renderRevision", () => {
+  it("catches what is not a Kubernetes object (the checker itself)", () => {
+    const d = deployment();
+    const [secret, dep] = wire(
+      renderRevision({ deployment: d, revision: revision(d), secrets: [], namespace: "default", image: "x" }),
+    );
+    expect(schemaErrors({ ...secret, strngData: {} }, "V1Secret")).toEqual([
+      "$.strngData: not a field of V1Secret",
+    ]);
+    const broken = structuredClone(dep);
+    delete broken.spec.template.spec.containers[0].name;
+    broken.spec.replicas = "2";
+    broken.spec.template.spec.containers[0].ports[0].containerPort = 80.5;
+    expect(schemaErrors(broken, "V1Deployment")).toEqual([
+      "$.spec.replicas: expected an integer",
+      "$.spec.replicas: expected a number",
+      "$.spec.template.spec.containers[0].ports[0].containerPort: expected an integer",
+      "$.spec.template.spec.containers[0].name: required by V1Container",
+    ]);
+  });
+
+  it("renders a dev revision: Secret, one `all` Deployment on an emptyDir, Service", () => {
+    const d = deployment({ secrets: [] }, { listener_config: { k8s_namespace: "agents" } });
+    const r = revision(d);
+    const objects = wire(
+      renderRevision({
+        deployment: d,
+        revision: r,
+        secrets: [
+          { name: "OPENAI_API_KEY", value: "sk-test" },
+          { name: "GREETING", value: "héllo: world\n" },
+        ],
+        namespace: namespaceFor(d),
+        image: "ignored/base:1",
+      }),
+    );
+    expect(objects.map((o) => o.kind)).toEqual(["Secret", "Deployment", "Service"]);
+    objects.forEach(expectValidObject);
+
+    const short = d.id.replace(/-/g, "").slice(0, 12);
+    const [secret] = byKind(objects, "Secret");
+    const [dep] = byKind(objects, "Deployment");
+    const [svc] = byKind(objects, "Service");
+    for (const o of objects) {
+      expect(o.metadata.namespace).toBe("agents");
+      expect(o.metadata.labels).toMatchObject({
+        [LABELS.deploymentId]: d.id,
+        [LABELS.revisionId]: r.id,
+        [LABELS.managedBy]: "hangar",
+      });
+    }
+    expect(secret.metadata.name).toBe(`hangar-${short}-env`);
+    expect(decode(secret.data)).toEqual({ OPENAI_API_KEY: "sk-test", GREETING: "héllo: world\n" });
+
+    expect(dep.metadata.name).toBe(`hangar-${short}-all`);
+    expect(dep.spec.replicas).toBe(1);
+    expect(dep.spec.strategy).toEqual({ type: "Recreate" });
+    expect(dep.spec.template.metadata.labels[LABELS.revisionId]).toBe(r.id);
+    expect(dep.spec.selector.matchLabels[LABELS.revisionId]).toBeUndefined();
+    const [c] = dep.spec.template.spec.containers;
+    expect(c.image).toBe("registry.example.com/agents/my-agent:1.2.3");
+    expect([...c.command, ...c.args]).toEqual([
+      "hangar",
+      "serve",
+      "--config",
+      "langgraph.json",
+      "--mode",
+      "all",
+      "--port",
+      "8000",
+      "--host",
+      "0.0.0.0",
+      "--data-dir",
+      "/data",
+    ]);
+    expect(c.envFrom).toEqual([{ secretRef: { name: secret.metadata.name } }]);
+    for (const p of [c.readinessProbe, c.livenessProbe, c.startupProbe]) {
+      expect(p.httpGet).toEqual({ path: "/ok", port: "http" });
+    }
+    expect(c.ports).toEqual([{ name: "http", containerPort: 8000, protocol: "TCP" }]);
+    expect(c.volumeMounts).toEqual([{ name: "data", mountPath: "/data" }]);
+    expect(dep.spec.template.spec.volumes).toEqual([{ name: "data", emptyDir: {} }]);
+    expect(c.env.map((e: any) => e.name)).not.toContain("DATABASE_URL");
+
+    expect(svc.metadata.name).toBe(`hangar-${short}-api`);
+    expect(svc.spec.ports).toEqual([{ name: "http", port: 80, targetPort: "http", protocol: "TCP" }]);
+    expect(svc.spec.selector).toEqual(dep.spec.selector.matchLabels);
+  });
+
+  it("renders a prod revision: API and worker Deployments on PostgreSQL + Redis, resources from resource_spec", () => {
+    const d = deployment(
+      {
+        secret_references: [{ name: "LICENSE", secret_name: "corp-license", secret_key: "key" }],
+      },
+      {
+        deployment_type: "prod",
+        resource_spec: {
+          min_scale: 3,
+          cpu: 0.5,
+          memory_mb: 1024,
+          queue_min_scale: 2,
+          queue_cpu: 1,
+          queue_memory_mb: 2048,
+          queue_memory_limit_mb: 3000,
+          labels: { team: "agents" },
+          annotations: { "example.com/owner": "me" },
+          service_account_name: "agents-sa",
+          image_pull_secrets: [{ name: "regcred" }],
+        },
+      },
+    );
+    const r = revision(d, {
+      source_revision_config: { image_uri: null, langgraph_config_path: "app/langgraph.json" },
+    });
+    const objects = wire(
+      renderRevision({
+        deployment: d,
+        revision: r,
+        secrets: [{ name: "OPENAI_API_KEY", value: "sk-prod" }],
+        namespace: namespaceFor(d, { compute_config: { k8s_namespaces: ["prod-agents", "other"] } }),
+        image: "ghcr.io/acme/agent:7",
+        databaseUrl: "postgres://u:p@db:5432/agents",
+        redisUrl: "redis://redis:6379",
+      }),
+    );
+    expect(objects.map((o) => o.kind)).toEqual(["Secret", "Deployment", "Deployment", "Service"]);
+    objects.forEach(expectValidObject);
+    for (const o of objects) {
+      expect(o.metadata.namespace).toBe("prod-agents");
+      expect(o.metadata.labels.team).toBe("agents");
+      expect(o.metadata.annotations).toEqual({ "example.com/owner": "me" });
+    }
+
+    const [secret] = byKind(objects, "Secret");
+    expect(decode(secret.data)).toEqual({
+      OPENAI_API_KEY: "sk-prod",
+      DATABASE_URL: "postgres://u:p@db:5432/agents",
+      REDIS_URL: "redis://redis:6379",
+    });
+    const [api, workers] = byKind(objects, "Deployment");
+    const short = d.id.replace(/-/g, "").slice(0, 12);
+    expect(api.metadata.name).toBe(`hangar-${short}-api`);
+    expect(workers.metadata.name).toBe(`hangar-${short}-workers`);
+    expect(api.spec.replicas).toBe(3);
+    expect(workers.spec.replicas).toBe(2);
+    const ac = api.spec.template.spec.containers[0];
+    const wc = workers.spec.template.spec.containers[0];
+    expect(ac.image).toBe("ghcr.io/acme/agent:7");
+    expect(ac.args).toEqual([
+      "serve",
+      "--config",
+      "app/langgraph.json",
+      "--mode",
+      "api",
+      "--port",
+      "8000",
+      "--host",
+      "0.0.0.0",
+    ]);
+    expect(wc.args).toEqual([
+      "serve",
+      "--config",
+      "app/langgraph.json",
+      "--mode",
+      "worker",
+      "--port",
+      "8000",
+      "--host",
+      "0.0.0.0",
+    ]);
+    for (const c of [ac, wc]) {
+      expect(c.command).toEqual(["hangar"]);
+      expect(c.envFrom).toEqual([{ secretRef: { name: secret.metadata.name } }]);
+      expect(c.readinessProbe.httpGet).toEqual({ path: "/ok", port: "http" });
+      expect(c.livenessProbe.httpGet).toEqual({ path: "/ok", port: "http" });
+      expect(c.volumeMounts).toBeUndefined();
+      const env = Object.fromEntries(c.env.map((e: any) => [e.name, e.value ?? e.valueFrom]));
+      expect(env).toMatchObject({
+        HANGAR_DEPLOYMENT_ID: d.id,
+        HANGAR_REVISION_ID: r.id,
+        HANGAR_DATABASE_SCHEMA: `d_${d.id.replace(/-/g, "")}`,
+        HANGAR_REDIS_PREFIX: `d_${d.id}:`,
+        LICENSE: { secretKeyRef: { name: "corp-license", key: "key" } },
+      });
+    }
+    expect(ac.resources).toEqual({
+      requests: { cpu: "500m", memory: "1024Mi" },
+      limits: { cpu: "1000m", memory: "2048Mi" },
+    });
+    expect(wc.resources).toEqual({
+      requests: { cpu: "1000m", memory: "2048Mi" },
+      limits: { cpu: "2000m", memory: "3000Mi" },
+    });
+    for (const dep of [api, workers]) {
+      expect(dep.spec.template.spec.serviceAccountName).toBe("agents-sa");
+      expect(dep.spec.template.spec.imagePullSecrets).toEqual([{ name: "regcred" }]);
+      expect(dep.spec.template.spec.volumes).toBeUndefined();
+      expect(dep.spec.strategy).toEqual({ type: "RollingUpdate" });
+    }
+    const [svc] = byKind(objects, "Service");
+    expect(svc.spec.selector).toEqual(api.spec.selector.matchLabels);
+    expect(svc.spec.selector[LABELS.component]).toBe("api");
+  });
+
+  it("a deployment's own DATABASE_URL and REDIS_URL secrets win; a prod one without a database fails clearly", () => {
+    const d = deployment({}, { deployment_type: "dev" });
+    const own = wire(
+      renderRevision({
+        deployment: d,
+        revision: revision(d),
+        secrets: [
+          { name: "DATABASE_URL", value: "postgres://mine" },
+          { name: "REDIS_URL", value: "redis://mine" },
+        ],
+        namespace: "default",
+        image: "x",
+        databaseUrl: "postgres://listener",
+        redisUrl: "redis://listener",
+      }),
+    );
+    own.forEach(expectValidObject);
+    expect(byKind(own, "Deployment").map((o) => o.spec.template.spec.containers[0].args[4])).toEqual([
+      "api",
+      "worker",
+    ]);
+    expect(decode(byKind(own, "Secret")[0].data)).toEqual({
+      DATABASE_URL: "postgres://mine",
+      REDIS_URL: "redis://mine",
+    });
+    expect(JSON.stringify(own)).not.toContain("HANGAR_DATABASE_SCHEMA");
+
+    const p = deployment({}, { deployment_type: "prod" });
+    expect(() =>
+      renderRevision({ deployment: p, revision: revision(p), secrets: [], namespace: "default", image: "x" }),
+    ).toThrow(RenderError);
+    expect(() =>
+      renderRevision({
+        deployment: d,
+        revision: revision(d),
+        secrets: [{ name: "DATABASE_URL", value: "postgres://mine" }],
+        namespace: "default",
+        image: "x",
+      }),
+    ).toThrow(/without REDIS_URL/);
+  });
+
+  it("picks the namespace and the revision to run", () => {
+    const d = deployment();
+    expect(namespaceFor(d)).toBe("default");
+    expect(namespaceFor(d, { compute_config: { k8s_namespaces: ["a", "b"] } })).toBe("a");
+    d.source_config.listener_config = { k8s_namespace: "c" };
+    expect(namespaceFor(d, { compute_config: { k8s_namespaces: ["a"] } })).toBe("c");
+
+    const a = (latest: Revision | null, active: Revision | null = null): Assignment => ({
+      deployment: d,
+      latest_revision: latest,
+      active_revision: active,
+      secrets: [],
+    });
+    const live = revision(d, { status: "DEPLOYED" });
+    expect(planFor(a(revision(d, { status: "QUEUED" })))).toMatchObject({ action: "deploy" });
+    expect(planFor(a(revision(d, { status: "DEPLOYING" })))).toMatchObject({ action: "deploy" });
+    expect(planFor(a(live, live))).toEqual({ action: "ensure", revision: live });
+    expect(planFor(a(revision(d, { status: "DEPLOY_FAILED" }), live))).toEqual({
+      action: "ensure",
+      revision: live,
+    });
+    expect(planFor(a(revision(d, { status: "BUILD_FAILED" })))).toEqual({ action: "wait" });
+    const src = revision(d, { status: "QUEUED", source: "internal_source", source_revision_config: {} });
+    expect(planFor(a(src))).toEqual({ action: "wait" });
+    expect(planFor({ ...a(live), deployment: { ...d, deleted_at: now } })).toEqual({ action: "remove" });
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// A fake control plane: the listener endpoints, recording what the listener sends.
+
+interface FakeCp {
+  url: string;
+  listenerId: string;
+  key: string;
+  listener: Listener;
+  assignments: Assignment[];
+  requests: { method: string; path: string; body: any }[];
+  close: () => Promise<void>;
+}
+
+async function readBody(req: IncomingMessage): Promise<any> {
+  let text = "";
+  for await (const chunk of req) text += chunk;
+  return text ? JSON.parse(text) : undefined;
+}
+
+async function listen(server: Server): Promise<string> {
+  await new Promise<void>((res) => server.listen(0, "127.0.0.1", res));
+  return `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+}
+
+async function fakeControlPlane(): Promise<FakeCp> {
+  const listenerId = randomUUID();
+  const listener: Listener = {
+    id: listenerId,
+    tenant_id: randomUUID(),
+    version: null,
+    compute_type: "k8s",
+    compute_id: "test-cluster",
+    compute_config: { k8s_namespaces: ["agents"] },
+    created_at: now,
+    updated_at: now,
+  };
+  const cp = { listenerId, key: "test-key", listener, assignments: [], requests: [] } as unknown as FakeCp;
+  const server = createServer(async (req, res) => {
+    const body = await readBody(req);
+    cp.requests.push({ method: req.method!, path: req.url!, body });
+    const send = (status: number, payload?: unknown) => {
+      res.writeHead(status, { "content-type": "application/json" });
+      res.end(payload === undefined ? "" : JSON.stringify(payload));
+    };
+    if (req.headers["x-api-key"] !== cp.key) return send(401, { detail: "Invalid API key" });
+    const base = `/v2/listeners/${listenerId}`;
+    if (!req.url!.startsWith(base))
+      return send(404, { detail: `Listener ID ${req.url!.split("/")[3]} not found.` });
+    const rest = req.url!.slice(base.length);
+    if (req.method === "GET" && rest === "") return send(200, listener);
+    if (req.method === "GET" && rest === "/assignments") {
+      // The control plane's shape: the deployment's fields, secrets in clear, its revisions beside them.
+      return send(200, {
+        resources: cp.assignments.map((a) => ({
+          ...a.deployment,
+          secrets: a.secrets,
+          latest_revision: a.latest_revision,
+          active_revision: a.active_revision,
+        })),
+      });
+    }
+    if (req.method === "POST" && /^\/revisions\/[^/]+\/status$/.test(rest)) return send(200, {});
+    if (req.method === "POST" && rest === "/logs") return send(204);
+    if (req.method === "DELETE" && rest.startsWith("/assignments/")) return send(204);
+    send(404, { detail: "Not Found" });
+  });
+  cp.url = await listen(server);
+  cp.close = () => new Promise<void>((res) => server.close(() => res()));
+  return cp;
+}
+
+/** Runs `hangar listener <args>`; stdout and stderr apart. */
+function runListenerCli(args: string[]): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  return new Promise((res) => {
+    const proc = spawn(process.execPath, [BIN, "listener", ...args], {
+      cwd: ROOT,
+      env: { ...process.env, HANGAR_API_KEY: "", HANGAR_CONTROL_PLANE_URL: "", HANGAR_LISTENER_ID: "" },
+      stdio: ["ignore", "pipe", "pipe"],
+    });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout!.on("data", (d) => (stdout += d));
+    proc.stderr!.on("data", (d) => (stderr += d));
+    proc.once("exit", (code) => res({ code, stdout, stderr }));
+  });
+}
+
+/** The YAML documents of the output, as plain JSON (what `kubectl apply -f -` would send). */
+const documents = (out: string): any[] => yaml.loadAll(out).filter((d) => d != null);
+
+describe("hangar listener", () => {
+  let cp: FakeCp;
+  beforeAll(async () => {
+    cp = await fakeControlPlane();
+  });
+  afterAll(() => cp.close());
+  afterEach(() => {
+    cp.requests.length = 0;
+  });
+
+  it("--dry-run --once prints valid Kubernetes objects of the revisions to run, and reports nothing", async () => {
+    const dev = deployment({}, { listener_config: { k8s_namespace: "agents" } });
+    const devRev = revision(dev);
+    const prod = deployment({ name: "prod-agent" }, { deployment_type: "prod" });
+    const prodLive = revision(prod, { status: "DEPLOYED" });
+    const prodFailed = revision(prod, { status: "DEPLOY_FAILED" });
+    const building = deployment({ name: "not-yet" });
+    cp.assignments = [
+      {
+        deployment: dev,
+        latest_revision: devRev,
+        active_revision: null,
+        secrets: [{ name: "K", value: "v" }],
+      },
+      { deployment: prod, latest_revision: prodFailed, active_revision: prodLive, secrets: [] },
+      {
+        deployment: building,
+        latest_revision: revision(building, { status: "CREATING" }),
+        active_revision: null,
+        secrets: [],
+      },
+    ];
+    const { code, stdout, stderr } = await runListenerCli([
+      "--control-plane",
+      cp.url,
+      "--api-key",
+      cp.key,
+      "--listener-id",
+      cp.listenerId,
+      "--dry-run",
+      "--once",
+      "--database-url",
+      "postgres://db/agents",
+      "--redis-url",
+      "redis://redis",
+    ]);
+    expect(stderr).not.toMatch(/error/i);
+    expect(code).toBe(0);
+    expect(stdout.startsWith("---\n")).toBe(true);
+    const docs = documents(stdout);
+    expect(docs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
+      `Secret/hangar-${dev.id.replace(/-/g, "").slice(0, 12)}-env`,
+      `Deployment/hangar-${dev.id.replace(/-/g, "").slice(0, 12)}-all`,
+      `Service/hangar-${dev.id.replace(/-/g, "").slice(0, 12)}-api`,
+      `Secret/hangar-${prod.id.replace(/-/g, "").slice(0, 12)}-env`,
+      `Deployment/hangar-${prod.id.replace(/-/g, "").slice(0, 12)}-api`,
+      `Deployment/hangar-${prod.id.replace(/-/g, "").slice(0, 12)}-workers`,
+      `Service/hangar-${prod.id.replace(/-/g, "").slice(0, 12)}-api`,
+    ]);
+    docs.forEach(expectValidObject);
+    // The library reads them back as its own models.
+    expect(k8s.loadAllYaml(stdout).map((o) => o.constructor.name)).toEqual([
+      "V1Secret",
+      "V1Deployment",
+      "V1Service",
+      "V1Secret",
+      "V1Deployment",
+      "V1Deployment",
+      "V1Service",
+    ]);
+    // Exactly what the renderer gives: dev in its own namespace, prod (its active revision) in the listener's.
+    const expected = [
+      ...renderRevision({
+        deployment: dev,
+        revision: devRev,
+        secrets: [{ name: "K", value: "v" }],
+        namespace: "agents",
+        image: "unused",
+      }),
+      ...renderRevision({
+        deployment: prod,
+        revision: prodLive,
+        secrets: [],
+        namespace: "agents",
+        image: "unused",
+        databaseUrl: "postgres://db/agents",
+        redisUrl: "redis://redis",
+      }),
+    ];
+    expect(docs).toEqual(wire(expected));
+    expect(stdout).toBe(toYaml(expected));
+    // A dry run reports nothing.
+    expect(cp.requests.filter((r) => r.method !== "GET")).toEqual([]);
+  });
+
+  it("says in one line what is wrong: key, listener, control plane, missing flags", async () => {
+    const base = ["--dry-run", "--once", "--control-plane", cp.url];
+    const other = randomUUID();
+    const closed = createServer();
+    const deadUrl = await listen(closed);
+    await new Promise((res) => closed.close(res));
+    const [badKey, unknown, down, missing] = await Promise.all([
+      runListenerCli([...base, "--api-key", "wrong", "--listener-id", cp.listenerId]),
+      runListenerCli([...base, "--api-key", cp.key, "--listener-id", other]),
+      runListenerCli([
+        "--dry-run",
+        "--once",
+        "--control-plane",
+        deadUrl,
+        "--api-key",
+        "k",
+        "--listener-id",
+        other,
+      ]),
+      runListenerCli(["--dry-run", "--once"]),
+    ]);
+    expect(badKey.code).toBe(1);
+    expect(badKey.stderr.trim()).toBe(
+      `hangar listener: the control plane at ${cp.url} refused the API key (401: Invalid API key)`,
+    );
+    expect(unknown.code).toBe(1);
+    expect(unknown.stderr.trim()).toBe(
+      `hangar listener: listener ${other} not found on the control plane at ${cp.url}`,
+    );
+    expect(down.code).toBe(1);
+    expect(down.stderr.trim()).toBe(
+      `hangar listener: cannot reach the control plane at ${deadUrl} (ECONNREFUSED)`,
+    );
+    expect(missing.code).toBe(2);
+    expect(missing.stderr.trim()).toMatch(/^hangar listener: --control-plane <url> is required/);
+    expect((badKey.stdout + unknown.stdout + down.stdout + missing.stdout).trim()).toBe("");
+  });
+
+  it("without --dry-run: rolls out through a runtime and reports DEPLOYING, DEPLOYED, DEPLOY_FAILED, removals", async () => {
+    const applied: HangarObject[][] = [];
+    const removed: string[] = [];
+    const runtime: ListenerRuntime = {
+      apply: async (objects) => {
+        applied.push(objects);
+        if (objects[0].metadata!.labels![LABELS.deploymentId] === bad.id) throw new Error("quota exceeded");
+        return { url: "http://in-cluster" };
+      },
+      remove: async (id) => void removed.push(id),
+    };
+    const good = deployment();
+    const bad = deployment({ name: "bad" });
+    const noDb = deployment({ name: "no-db" }, { deployment_type: "prod" });
+    const gone = deployment({ name: "gone", deleted_at: now });
+    const goodRev = revision(good);
+    const badRev = revision(bad, { status: "AWAITING_DEPLOY" });
+    const noDbRev = revision(noDb);
+    cp.assignments = [
+      { deployment: good, latest_revision: goodRev, active_revision: null, secrets: [] },
+      { deployment: bad, latest_revision: badRev, active_revision: null, secrets: [] },
+      { deployment: noDb, latest_revision: noDbRev, active_revision: null, secrets: [] },
+      { deployment: gone, latest_revision: null, active_revision: null, secrets: [] },
+    ];
+    const logs: string[] = [];
+    const loop = new ListenerLoop({
+      client: new ControlPlaneClient({ url: cp.url, apiKey: cp.key, listenerId: cp.listenerId }),
+      runtime,
+      image: "unused",
+      out: () => expect.fail("nothing is printed without --dry-run"),
+      log: (m) => logs.push(m),
+    });
+    const result = await loop.pass();
+    expect(result).toEqual({ deployed: [goodRev.id], failed: [badRev.id, noDbRev.id], removed: [gone.id] });
+    expect(applied.map((o) => o.map((x) => x.kind))).toEqual([
+      ["Secret", "Deployment", "Service"],
+      ["Secret", "Deployment", "Service"],
+    ]);
+    expect(removed).toEqual([gone.id]);
+    const statuses = cp.requests
+      .filter((r) => r.path.endsWith("/status"))
+      .map((r) => [r.path.split("/")[5], r.body.status, r.body.message]);
+    expect(statuses).toEqual([
+      [goodRev.id, "DEPLOYING", null],
+      [goodRev.id, "DEPLOYED", null],
+      [badRev.id, "DEPLOYING", null],
+      [badRev.id, "DEPLOY_FAILED", "roll-out failed: quota exceeded"],
+      [noDbRev.id, "DEPLOY_FAILED", expect.stringMatching(/^a prod deployment runs on PostgreSQL \+ Redis/)],
+    ]);
+    expect(cp.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual([
+      `/v2/listeners/${cp.listenerId}/assignments/${gone.id}`,
+    ]);
+    const logLines = cp.requests.filter((r) => r.path.endsWith("/logs")).flatMap((r) => r.body.lines);
+    expect(logLines.every((l: any) => l.kind === "deploy")).toBe(true);
+    expect(logLines.map((l: any) => l.message)).toContain("listener: roll-out failed: quota exceeded");
+
+    // Done once: the next pass does not roll the same revisions out again.
+    cp.requests.length = 0;
+    applied.length = 0;
+    await loop.pass();
+    expect(applied).toEqual([]);
+    expect(cp.requests.filter((r) => r.method !== "GET")).toEqual([]);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// K8sRuntime against a fake Kubernetes API server: server-side apply, roll-out wait, deletion.
+
+describe("K8sRuntime", () => {
+  let server: Server;
+  let url: string;
+  const calls: { method: string; path: string; type?: string; body: any }[] = [];
+  const store = new Map<string, any>();
+
+  beforeAll(async () => {
+    server = createServer(async (req, res) => {
+      const body = await readBody(req).catch(() => undefined);
+      const path = req.url!.split("?")[0];
+      calls.push({ method: req.method!, path: req.url!, type: req.headers["content-type"], body });
+      const json = (status: number, payload: unknown) => {
+        res.writeHead(status, { "content-type": "application/json" });
+        res.end(JSON.stringify(payload));
+      };
+      // Discovery, as the generic object API asks for it.
+      if (req.method === "GET" && (path === "/api/v1" || path === "/apis/apps/v1")) {
+        const resources =
+          path === "/api/v1"
+            ? [
+                { name: "secrets", kind: "Secret", namespaced: true, singularName: "", verbs: [] },
+                { name: "services", kind: "Service", namespaced: true, singularName: "", verbs: [] },
+              ]
+            : [{ name: "deployments", kind: "Deployment", namespaced: true, singularName: "", verbs: [] }];
+        return json(200, {
+          kind: "APIResourceList",
+          apiVersion: "v1",
+          groupVersion: path.slice(path.indexOf("/", 1) + 1),
+          resources,
+        });
+      }
+      if (req.method === "PATCH") {
+        const obj = { ...body, metadata: { ...body.metadata, generation: 1 } };
+        if (obj.kind === "Deployment") {
+          const n = obj.spec.replicas;
+          obj.status = {
+            observedGeneration: 1,
+            replicas: n,
+            updatedReplicas: n,
+            availableReplicas: n,
+            readyReplicas: n,
+          };
+        }
+        store.set(path, obj);
+        return json(200, obj);
+      }
+      if (req.method === "GET" && store.has(path)) return json(200, store.get(path));
+      if (req.method === "DELETE") {
+        if (!store.delete(path))
+          return json(404, {
+            kind: "Status",
+            apiVersion: "v1",
+            status: "Failure",
+            reason: "NotFound",
+            code: 404,
+          });
+        return json(200, { kind: "Status", apiVersion: "v1", status: "Success" });
+      }
+      json(404, { kind: "Status", apiVersion: "v1", status: "Failure", reason: "NotFound", code: 404 });
+    });
+    url = await listen(server);
+  });
+  afterAll(() => new Promise<void>((res) => server.close(() => res())));
+
+  it("applies a revision's objects with server-side apply, waits for the roll-out, deletes them", async () => {
+    const dir = tempDir("hangar-kubeconfig-");
+    const kubeconfig = join(dir, "config");
+    writeFileSync(
+      kubeconfig,
+      yaml.dump({
+        apiVersion: "v1",
+        kind: "Config",
+        clusters: [{ name: "fake", cluster: { server: url, "insecure-skip-tls-verify": true } }],
+        users: [{ name: "me", user: { token: "t" } }],
+        contexts: [{ name: "fake", context: { cluster: "fake", user: "me", namespace: "agents" } }],
+        "current-context": "fake",
+      }),
+    );
+    const kc = new k8s.KubeConfig();
+    kc.loadFromFile(kubeconfig);
+    const runtime = new K8sRuntime({ kubeConfig: kc, log: () => {} });
+    const d = deployment();
+    const objects = renderRevision({
+      deployment: d,
+      revision: revision(d),
+      secrets: [{ name: "A", value: "b" }],
+      namespace: "agents",
+      image: "x",
+    });
+    const short = d.id.replace(/-/g, "").slice(0, 12);
+
+    const { url: svcUrl } = await runtime.apply(objects);
+    expect(svcUrl).toBe(`http://hangar-${short}-api.agents.svc.cluster.local`);
+    const patches = calls.filter((c) => c.method === "PATCH");
+    expect(patches.map((c) => c.path)).toEqual([
+      `/api/v1/namespaces/agents/secrets/hangar-${short}-env?fieldManager=hangar-listener&force=true`,
+      `/apis/apps/v1/namespaces/agents/deployments/hangar-${short}-all?fieldManager=hangar-listener&force=true`,
+      `/api/v1/namespaces/agents/services/hangar-${short}-api?fieldManager=hangar-listener&force=true`,
+    ]);
+    for (const p of patches) {
+      expect(p.type).toBe("application/apply-patch+yaml");
+      expectValidObject(p.body);
+    }
+    expect(patches.map((p) => p.body)).toEqual(wire(objects));
+    // The other topology's Deployments are pruned (absent here: 404 is fine), the roll-out is read.
+    expect(calls.filter((c) => c.method === "DELETE").map((c) => c.path.split("/").pop())).toEqual([
+      `hangar-${short}-api`,
+      `hangar-${short}-workers`,
+    ]);
+    expect(calls.some((c) => c.method === "GET" && c.path.endsWith(`/deployments/hangar-${short}-all`))).toBe(
+      true,
+    );
+
+    calls.length = 0;
+    await runtime.remove(d.id, "agents");
+    expect(
+      calls.filter((c) => c.method === "DELETE").map((c) => c.path.split("/").slice(-2).join("/")),
+    ).toEqual([
+      `services/hangar-${short}-api`,
+      `deployments/hangar-${short}-api`,
+      `deployments/hangar-${short}-workers`,
+      `deployments/hangar-${short}-all`,
+      `secrets/hangar-${short}-env`,
+    ]);
+    expect(store.size).toBe(0);
+  });
+});
+
+// ---------------------------------------------------------------------------------------------------------------
+// Against the real control plane: a listener, an external_docker deployment assigned to it, --dry-run.
+
+describe("hangar listener against hangar control-plane", () => {
+  let cpProc: CpProcess;
+  const key = `hk-${randomUUID()}`;
+  beforeAll(async () => {
+    cpProc = await startCp({
+      env: { HANGAR_CP_BOOTSTRAP_API_KEY: key, HANGAR_CP_BOOTSTRAP_PLAN: "self_hosted_enterprise" },
+    });
+  });
+  afterAll(() => cpProc?.stop());
+
+  it("prints the objects of the deployment assigned to the listener", async () => {
+    const api = cpClient(cpProc.url, { "X-Api-Key": key });
+    const l = await api.post("/v2/listeners", {
+      compute_type: "k8s",
+      compute_id: `cluster-${randomUUID()}`,
+      compute_config: { k8s_namespaces: ["agents"] },
+    });
+    expect(l.status, JSON.stringify(l.body)).toBe(201);
+    const d = await api.post("/v2/deployments", {
+      name: `listener-${randomUUID().slice(0, 8)}`,
+      source: "external_docker",
+      source_config: { listener_id: l.body.id, deployment_type: "dev" },
+      source_revision_config: { image_uri: "registry.example.com/agent:1" },
+      secrets: [{ name: "OPENAI_API_KEY", value: "sk-real" }],
+    });
+    expect(d.status, JSON.stringify(d.body)).toBe(201);
+
+    const out = await runListenerCli([
+      "--control-plane",
+      cpProc.url,
+      "--api-key",
+      key,
+      "--listener-id",
+      l.body.id,
+      "--dry-run",
+      "--once",
+    ]);
+    expect(out.code, out.stderr).toBe(0);
+    const docs = documents(out.stdout);
+    expect(docs.map((o) => o.kind)).toEqual(["Secret", "Deployment", "Service"]);
+    docs.forEach(expectValidObject);
+    for (const o of docs) {
+      expect(o.metadata.namespace).toBe("agents");
+      expect(o.metadata.labels[LABELS.deploymentId]).toBe(d.body.id);
+      expect(o.metadata.labels[LABELS.revisionId]).toBe(d.body.latest_revision_id);
+    }
+    expect(decode(docs[0].data)).toEqual({ OPENAI_API_KEY: "sk-real" });
+    expect(docs[1].spec.template.spec.containers[0].image).toBe("registry.example.com/agent:1");
+    // Nothing reported: the revision is still QUEUED.
+    const rev = await api.get(`/v2/deployments/${d.body.id}/revisions/${d.body.latest_revision_id}`);
+    expect(rev.body.status).toBe("QUEUED");
+
+    // Rolled out (by a runtime standing in for the cluster): the control plane takes the reports.
+    const applied: string[] = [];
+    const removed: string[] = [];
+    const loop = new ListenerLoop({
+      client: new ControlPlaneClient({ url: cpProc.url, apiKey: key, listenerId: l.body.id }),
+      runtime: {
+        apply: async (objects) => (
+          applied.push(...objects.map((o) => o.kind!)),
+          { url: "http://in-cluster" }
+        ),
+        remove: async (id) => void removed.push(id),
+      },
+      image: "unused",
+      out: () => {},
+      log: () => {},
+    });
+    expect(await loop.pass()).toEqual({ deployed: [d.body.latest_revision_id], failed: [], removed: [] });
+    expect(applied).toEqual(["Secret", "Deployment", "Service"]);
+    const after = await api.get(`/v2/deployments/${d.body.id}/revisions/${d.body.latest_revision_id}`);
+    expect(after.body.status).toBe("DEPLOYED");
+    expect((await api.get(`/v2/deployments/${d.body.id}`)).body.active_revision_id).toBe(
+      d.body.latest_revision_id,
+    );
+    const logs = await api.post(`/v1/projects/${d.body.id}/deploy_logs`, { limit: 100, order: "asc" });
+    expect(logs.body.logs.map((x: any) => x.message)).toContain(
+      "listener: rolled out; in-cluster URL http://in-cluster",
+    );
+
+    // Deleted: the listener deletes the objects and tells the control plane, which forgets the deployment.
+    expect((await api.del(`/v2/deployments/${d.body.id}`)).status).toBeLessThan(300);
+    expect(await loop.pass()).toEqual({ deployed: [], failed: [], removed: [d.body.id] });
+    expect(removed).toEqual([d.body.id]);
+    const left = await cpClient(cpProc.url, { "X-Api-Key": key }).get(
+      `/v2/listeners/${l.body.id}/assignments`,
+    );
+    expect(left.body.resources).toEqual([]);
+  });
+});
