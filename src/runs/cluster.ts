@@ -5,10 +5,10 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { conflict, notFound, unprocessable } from "../api/errors.js";
+import { notFound } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
 import type { ClaimedRun, PgRunQueue } from "../storage/postgres/queue.js";
-import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
+import type { Json, Run, RunStatus, Storage } from "../storage/types.js";
 import type { EventSource } from "../streams/channel.js";
 import type { RedisBroker } from "../streams/redis.js";
 import {
@@ -20,9 +20,8 @@ import {
   type RunResult,
 } from "./execute-job.js";
 import type { RunKwargs } from "./executor.js";
-import { buildKwargs } from "./kwargs.js";
 import type { RunService, StartedRun } from "./service.js";
-import { checkWebhookUrl } from "./webhook.js";
+import { checkRunBody, keptThread, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -101,65 +100,27 @@ export class ClusterRunManager implements RunService {
 
   // --- API side ---
 
-  private async assistant(id: string): Promise<Assistant> {
-    const a = await findAssistant(this.storage, id);
-    if (!a) throw notFound(`Assistant "${id}" not found`);
-    if (!this.graphs.has(a.graph_id))
-      throw notFound(`Graph "${a.graph_id}" of assistant "${id}" is not loaded`);
-    return a;
-  }
-
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    if (body.webhook) checkWebhookUrl(body.webhook);
-    const assistant = await this.assistant(body.assistant_id);
-    if (body.command && body.input !== undefined && body.input !== null) {
-      throw unprocessable("input: give either input or command, not both");
-    }
-    let thread: Thread | null = await this.storage.threads.get(threadId);
-    if (!thread) {
-      if (body.if_not_exists !== "create") throw notFound(`Thread "${threadId}" not found`);
-      thread =
-        (await this.storage.threads.create({
-          thread_id: threadId,
-          metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...owner },
-        })) ?? (await this.storage.threads.get(threadId));
-      if (!thread) throw notFound(`Thread "${threadId}" not found`);
-    }
+    checkRunBody(body);
+    const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
+    await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
-    const active = (await this.queue.active(threadId)).filter((r) => !r.delayed);
-    const current = active[0];
-    if (current && strategy === "reject") {
-      throw conflict(
-        `Thread "${threadId}" is busy with run "${current.run_id}"; multitask_strategy is "reject"`,
-      );
-    }
-    const runId = randomUUID();
-    const kwargs = buildKwargs(body, assistant, runId, threadId);
-    const run = await this.storage.runs.create({
-      run_id: runId,
-      thread_id: threadId,
-      assistant_id: assistant.assistant_id,
-      status: "pending",
-      metadata: body.metadata ?? {},
-      kwargs: kwargs as unknown as Json,
-      multitask_strategy: strategy,
-    });
+    const current = (await this.queue.active(threadId)).find((r) => !r.delayed);
+    rejectIfBusy(threadId, current?.run_id, strategy);
+    const { run } = await recordRun(this.storage, threadId, body, assistant, strategy);
+    const runId = run.run_id;
     const first = Boolean(current) && (strategy === "interrupt" || strategy === "rollback");
     await this.queue.place(runId, { first, afterSeconds: body.after_seconds ?? 0 });
-    if (first) await this.requestCancel(current.run_id, strategy as CancelAction);
+    if (first) await this.requestCancel(current!.run_id, strategy as CancelAction);
     await this.wake();
     return this.started(run);
   }
 
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    if (body.webhook) checkWebhookUrl(body.webhook);
-    const assistant = await this.assistant(body.assistant_id);
+    checkRunBody(body);
+    const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
-      const threadId = randomUUID();
-      await this.storage.threads.create({
-        thread_id: threadId,
-        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...owner },
-      });
+      const threadId = await keptThread(this.storage, assistant, owner);
       const { on_completion: _c, ...rest } = body;
       return this.createStateful(threadId, {
         ...rest,
@@ -167,21 +128,9 @@ export class ClusterRunManager implements RunService {
         if_not_exists: "reject",
       });
     }
-    if (body.command && body.input !== undefined && body.input !== null) {
-      throw unprocessable("input: give either input or command, not both");
-    }
-    const runId = randomUUID();
-    const kwargs = buildKwargs(body, assistant, runId, null);
     // The run is recorded so a worker can take it; the worker deletes the record when it ends.
-    const run = await this.storage.runs.create({
-      run_id: runId,
-      thread_id: null,
-      assistant_id: assistant.assistant_id,
-      status: "pending",
-      metadata: body.metadata ?? {},
-      kwargs: kwargs as unknown as Json,
-      multitask_strategy: "reject",
-    });
+    const { run } = await recordRun(this.storage, null, body, assistant, "reject");
+    const runId = run.run_id;
     await this.queue.place(runId, { first: false, afterSeconds: body.after_seconds ?? 0 });
     await this.wake();
     return this.started(run);

@@ -3,9 +3,9 @@
 import { randomUUID } from "node:crypto";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { conflict, notFound, unprocessable } from "../api/errors.js";
+import { notFound } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
-import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
+import type { Assistant, Json, Run, RunStatus, Storage } from "../storage/types.js";
 import type { EventSource, RunChannel, StreamBroker } from "../streams/channel.js";
 import type { RunService, StartedRun } from "./service.js";
 import type { RunKwargs } from "./executor.js";
@@ -19,7 +19,7 @@ import {
 } from "./execute-job.js";
 import { buildKwargs } from "./kwargs.js";
 import { RunQueue } from "./queue.js";
-import { checkWebhookUrl } from "./webhook.js";
+import { checkRunBody, keptThread, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
 
 export type { StartedRun } from "./service.js";
 
@@ -69,49 +69,15 @@ export class RunManager implements RunService {
     return { storage: this.storage, graphs: this.graphs, broker: this.broker, log: this.log };
   }
 
-  private async assistant(id: string): Promise<Assistant> {
-    const a = await findAssistant(this.storage, id);
-    if (!a) throw notFound(`Assistant "${id}" not found`);
-    if (!this.graphs.has(a.graph_id))
-      throw notFound(`Graph "${a.graph_id}" of assistant "${id}" is not loaded`);
-    return a;
-  }
-
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    if (body.webhook) checkWebhookUrl(body.webhook);
-    const assistant = await this.assistant(body.assistant_id);
-    if (body.command && body.input !== undefined && body.input !== null) {
-      throw unprocessable("input: give either input or command, not both");
-    }
-    let thread: Thread | null = await this.storage.threads.get(threadId);
-    if (!thread) {
-      if (body.if_not_exists !== "create") throw notFound(`Thread "${threadId}" not found`);
-      thread =
-        (await this.storage.threads.create({
-          thread_id: threadId,
-          metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...owner },
-        })) ?? (await this.storage.threads.get(threadId));
-      if (!thread) throw notFound(`Thread "${threadId}" not found`);
-    }
+    checkRunBody(body);
+    const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
+    await runThread(this.storage, threadId, body, assistant, owner);
     const current = this.queue.holder(threadId);
     const strategy = body.multitask_strategy;
-    if (current && strategy === "reject") {
-      throw conflict(
-        `Thread "${threadId}" is busy with run "${current.run.run_id}"; multitask_strategy is "reject"`,
-      );
-    }
-    const runId = randomUUID();
-    const kwargs = buildKwargs(body, assistant, runId, threadId);
-    const run = await this.storage.runs.create({
-      run_id: runId,
-      thread_id: threadId,
-      assistant_id: assistant.assistant_id,
-      status: "pending",
-      metadata: body.metadata ?? {},
-      kwargs: kwargs as unknown as Json,
-      multitask_strategy: strategy,
-    });
+    rejectIfBusy(threadId, current?.run.run_id, strategy);
+    const { run, kwargs } = await recordRun(this.storage, threadId, body, assistant, strategy);
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
       // The new run goes first in line; the running one stops at its next step.
@@ -128,23 +94,16 @@ export class RunManager implements RunService {
    * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
    */
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    if (body.webhook) checkWebhookUrl(body.webhook);
-    const assistant = await this.assistant(body.assistant_id);
+    checkRunBody(body);
+    const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
-      const threadId = randomUUID();
-      await this.storage.threads.create({
-        thread_id: threadId,
-        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id, ...owner },
-      });
+      const threadId = await keptThread(this.storage, assistant, owner);
       const { on_completion: _c, ...rest } = body;
       return this.createStateful(threadId, {
         ...rest,
         multitask_strategy: "enqueue",
         if_not_exists: "reject",
       });
-    }
-    if (body.command && body.input !== undefined && body.input !== null) {
-      throw unprocessable("input: give either input or command, not both");
     }
     const runId = randomUUID();
     const kwargs = buildKwargs(body, assistant, runId, null);

@@ -1,0 +1,88 @@
+// What creating a run means whatever executes it (embedded manager or scale-out queue): the assistant and
+// its graph must exist, the body must be consistent, the thread is found or created, the run is recorded.
+import { randomUUID } from "node:crypto";
+import { conflict, notFound, unprocessable } from "../api/errors.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import { findAssistant } from "../graphs/assistants.js";
+import type { GraphRegistry } from "../graphs/registry.js";
+import type { Assistant, Json, Run, Storage, Thread } from "../storage/types.js";
+import type { RunKwargs } from "./executor.js";
+import { buildKwargs } from "./kwargs.js";
+import { checkWebhookUrl } from "./webhook.js";
+
+/** The run's assistant (by id or graph id), whose graph this server has loaded; 404 otherwise. */
+export async function runAssistant(storage: Storage, graphs: GraphRegistry, id: string): Promise<Assistant> {
+  const a = await findAssistant(storage, id);
+  if (!a) throw notFound(`Assistant "${id}" not found`);
+  if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" of assistant "${id}" is not loaded`);
+  return a;
+}
+
+/** Checks what the schema cannot: a webhook the server may call, and input or command, not both. */
+export function checkRunBody(body: { webhook?: string | null; command?: unknown; input?: unknown }): void {
+  if (body.webhook) checkWebhookUrl(body.webhook);
+  if (body.command && body.input !== undefined && body.input !== null) {
+    throw unprocessable("input: give either input or command, not both");
+  }
+}
+
+/** Metadata of a thread a run creates: its graph and assistant, and the owner under custom auth. */
+const threadMetadata = (assistant: Assistant, owner: Json): Json => ({
+  graph_id: assistant.graph_id,
+  assistant_id: assistant.assistant_id,
+  ...owner,
+});
+
+/** The run's thread; a missing one is created when `if_not_exists` is "create", 404 otherwise. */
+export async function runThread(
+  storage: Storage,
+  threadId: string,
+  body: RunCreateStatefulT,
+  assistant: Assistant,
+  owner: Json,
+): Promise<Thread> {
+  const thread = await storage.threads.get(threadId);
+  if (thread) return thread;
+  if (body.if_not_exists !== "create") throw notFound(`Thread "${threadId}" not found`);
+  const created =
+    (await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner) })) ??
+    (await storage.threads.get(threadId));
+  if (!created) throw notFound(`Thread "${threadId}" not found`);
+  return created;
+}
+
+/** A new thread for a stateless run kept after it ends (on_completion "keep"). */
+export async function keptThread(storage: Storage, assistant: Assistant, owner: Json): Promise<string> {
+  const threadId = randomUUID();
+  await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner) });
+  return threadId;
+}
+
+/** 409 when the thread is busy and the strategy is "reject". */
+export function rejectIfBusy(threadId: string, busyWith: string | undefined, strategy: string): void {
+  if (busyWith && strategy === "reject") {
+    throw conflict(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
+  }
+}
+
+/** Records a pending run on a thread (or with no thread, `threadId` null); returns it and its kwargs. */
+export async function recordRun(
+  storage: Storage,
+  threadId: string | null,
+  body: RunCreateStatefulT | RunCreateStatelessT,
+  assistant: Assistant,
+  strategy: Run["multitask_strategy"],
+): Promise<{ run: Run; kwargs: RunKwargs }> {
+  const runId = randomUUID();
+  const kwargs = buildKwargs(body, assistant, runId, threadId);
+  const run = await storage.runs.create({
+    run_id: runId,
+    thread_id: threadId,
+    assistant_id: assistant.assistant_id,
+    status: "pending",
+    metadata: body.metadata ?? {},
+    kwargs: kwargs as unknown as Json,
+    multitask_strategy: strategy,
+  });
+  return { run, kwargs };
+}
