@@ -302,7 +302,9 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           log,
         )
       : workerApp(metrics);
-    internalRoutes(app, backend);
+    // Set once the schedulers exist: a successor revision starts them only when told to recover.
+    const afterRecover = { run: () => {} };
+    internalRoutes(app, backend, () => afterRecover.run());
     try {
       await app.listen({ host: opts.host, port: opts.port });
     } catch (e) {
@@ -319,9 +321,18 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const recovered = await backend.start();
     const crons = new CronScheduler(storage, runs, log);
     const sweeper = new ThreadSweeper(storage, broker, (id) => runs.isBusy(id), log);
-    if (backend.worker) {
+    let background = false;
+    const startBackground = () => {
+      if (background || !backend.worker) return;
+      background = true;
       crons.start();
       sweeper.start(ttlConfig.sweepMs);
+    };
+    // A successor beside its predecessor (HANGAR_RECOVER_ON_START=false) must not fire crons or sweep
+    // threads while the predecessor still does: it starts both once the predecessor is gone.
+    afterRecover.run = startBackground;
+    if (process.env.HANGAR_RECOVER_ON_START !== "false") {
+      startBackground();
     }
     const addr = app.server.address();
     const port = typeof addr === "object" && addr ? addr.port : opts.port;
@@ -359,14 +370,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
  * with that token in `x-hangar-internal-token` resumes the runs a stopped predecessor left unfinished
  * (embedded backend; on the scale-out backend expired leases do this by themselves).
  */
-function internalRoutes(app: FastifyInstance, backend: Backend): void {
+function internalRoutes(app: FastifyInstance, backend: Backend, afterRecover: () => void): void {
   const token = process.env.HANGAR_INTERNAL_TOKEN;
   if (!token) return;
   app.post("/internal/recover", { schema: { hide: true } }, async (req, reply) => {
     if (req.headers["x-hangar-internal-token"] !== token) {
       return reply.status(403).send({ detail: "x-hangar-internal-token is missing or wrong" });
     }
-    return { recovered: backend.runs instanceof RunManager ? await backend.runs.recover() : 0 };
+    const recovered = backend.runs instanceof RunManager ? await backend.runs.recover() : 0;
+    afterRecover();
+    return { recovered };
   });
 }
 
