@@ -6,7 +6,8 @@
 // - "postgres": the same e2e files with HANGAR_TEST_BACKEND=postgres, servers are `hangar serve` on
 //   PostgreSQL + Redis (DATABASE_URL, REDIS_URL; one schema + Redis prefix per test data dir, see
 //   test/helpers/server.ts), plus test/postgres/** (the PostgreSQL backend's own tests and the
-//   multi-process ones). Its globalSetup fails the run when PostgreSQL or Redis is unreachable.
+//   multi-process ones), plus the control plane's API files on its PostgreSQL store (CP_POSTGRES). Its
+//   globalSetup fails the run when PostgreSQL or Redis is unreachable.
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
@@ -16,6 +17,16 @@ import { configDefaults, defineConfig } from "vitest/config";
  *   (on postgres, every e2e file runs through serve).
  */
 const EMBEDDED_ONLY = ["test/e2e/cli.test.ts", "test/e2e/serve.test.ts"];
+
+/**
+ * Control plane files run again with the control plane's store on PostgreSQL (test/helpers/control-plane.ts
+ * gives `hangar control-plane` DATABASE_URL and a schema per data dir): the API, its administration, uploads.
+ */
+const CP_POSTGRES = [
+  "test/control-plane/api.test.ts",
+  "test/control-plane/admin.test.ts",
+  "test/control-plane/uploads.test.ts",
+];
 
 export default defineConfig({
   test: {
@@ -28,7 +39,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "embedded",
-          // test/control-plane: the control plane (its own SQLite store), run once, with the embedded project.
+          // test/control-plane: the control plane on its SQLite store (some files again in "postgres").
           include: ["test/e2e/**/*.test.ts", "test/control-plane/**/*.test.ts"],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },
@@ -38,7 +49,7 @@ export default defineConfig({
         extends: true,
         test: {
           name: "postgres",
-          include: ["test/e2e/**/*.test.ts", "test/postgres/**/*.test.ts"],
+          include: ["test/e2e/**/*.test.ts", "test/postgres/**/*.test.ts", ...CP_POSTGRES],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
           env: { HANGAR_TEST_BACKEND: "postgres" },
           globalSetup: ["test/helpers/postgres-setup.ts"],

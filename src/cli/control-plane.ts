@@ -1,6 +1,8 @@
 // `hangar control-plane`: runs the control plane; `hangar control-plane admin ...` manages organizations,
-// workspaces and API keys in its data directory (whether the control plane runs or not).
-import { resolve } from "node:path";
+// workspaces and API keys in its store (whether the control plane runs or not). The store is PostgreSQL when
+// DATABASE_URL is set (schema HANGAR_CP_DATABASE_SCHEMA, default hangar_control_plane), else SQLite in the
+// data directory, which holds uploads, builds and embedded deployments' data either way.
+import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
 import {
@@ -10,8 +12,11 @@ import {
 } from "../control-plane/server.js";
 import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/router.js";
 import { startLocalReconciler } from "../control-plane/runtime-local.js";
+import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store-postgres.js";
 import { openCpSqliteStore } from "../control-plane/store-sqlite.js";
 import type { CpStore } from "../control-plane/types.js";
+import { checkSchemaName, PostgresConnectError } from "../storage/postgres/db.js";
+import { MigrationError } from "../storage/postgres/migrate.js";
 
 const DEFAULT_DATA_DIR = ".hangar-control-plane";
 
@@ -23,6 +28,46 @@ interface RunOptions {
   /** false with --no-reconcile: serve the API only (revisions stay QUEUED). */
   reconcile: boolean;
 }
+
+interface CpDatabase {
+  url: string;
+  schema: string;
+}
+
+/**
+ * The control plane's PostgreSQL store when DATABASE_URL is set (schema HANGAR_CP_DATABASE_SCHEMA, default
+ * hangar_control_plane, separate from the `d_<id>` schemas of prod deployments); undefined for SQLite.
+ */
+function cpDatabase(env: NodeJS.ProcessEnv = process.env): CpDatabase | undefined {
+  const url = env.DATABASE_URL?.trim();
+  if (!url) return undefined;
+  const schema = env.HANGAR_CP_DATABASE_SCHEMA?.trim() || DEFAULT_CP_SCHEMA;
+  try {
+    checkSchemaName(schema);
+  } catch (e) {
+    throw new ControlPlaneConfigError(`HANGAR_CP_DATABASE_SCHEMA: ${(e as Error).message}`);
+  }
+  return { url, schema };
+}
+
+/** Where the PostgreSQL store is, for the start-up lines: host, port and database, never the password. */
+function describeDatabase(db: CpDatabase): string {
+  let where = "";
+  try {
+    const u = new URL(db.url);
+    where = ` at ${u.hostname || "localhost"}:${u.port || "5432"}${u.pathname.length > 1 ? u.pathname : ""}`;
+  } catch {
+    // not a URL (a connection string pg understands otherwise): the server is not named
+  }
+  return `PostgreSQL${where}, schema "${db.schema}"`;
+}
+
+/** Errors reported in one line, without a stack: settings, an unreachable database, a migration. */
+const oneLine = (e: unknown) =>
+  e instanceof ControlPlaneConfigError ||
+  e instanceof AdminError ||
+  e instanceof PostgresConnectError ||
+  e instanceof MigrationError;
 
 function parsePort(raw: string): number | undefined {
   const n = Number(raw);
@@ -59,8 +104,10 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
   }
   const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   try {
+    const database = cpDatabase();
     const cp = await startControlPlane({
       dataDir,
+      database,
       host: opts.host,
       port,
       publicUrl: opts.publicUrl ?? (process.env.HANGAR_CP_PUBLIC_URL || undefined),
@@ -69,6 +116,7 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     });
     console.log(`Hangar control plane listening on ${cp.url}`);
     console.log(`  data:   ${dataDir}`);
+    console.log(`  store:  ${database ? describeDatabase(database) : join(dataDir, "control-plane.db")}`);
     console.log(`  docs:   ${cp.url}/docs`);
     let stopping = false;
     const stop = async () => {
@@ -81,8 +129,8 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     process.on("SIGTERM", stop);
     return await new Promise<number>(() => {});
   } catch (e) {
-    if (e instanceof ControlPlaneConfigError || e instanceof AdminError) {
-      console.error(`hangar control-plane: ${e.message}`);
+    if (oneLine(e)) {
+      console.error(`hangar control-plane: ${(e as Error).message}`);
       return 1;
     }
     console.error(`hangar control-plane: failed to start: ${(e as Error).stack ?? e}`);
@@ -90,21 +138,29 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
   }
 }
 
-/** Runs one admin action on the data directory's store, printing its result or its error. */
+/**
+ * Runs one admin action on the control plane's store (the same choice as `hangar control-plane`: PostgreSQL
+ * when DATABASE_URL is set, else the data directory's SQLite file), printing its result or its error.
+ */
 async function admin(cmd: Command, action: (store: CpStore) => Promise<string>): Promise<number> {
   const opts = cmd.optsWithGlobals() as { dataDir?: string };
-  const store = openCpSqliteStore(resolve(opts.dataDir ?? DEFAULT_DATA_DIR));
+  const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
+  let store: CpStore | undefined;
   try {
+    const database = cpDatabase();
+    store = database
+      ? await openCpPostgresStore({ ...database, dataDir, poolSize: 2 })
+      : openCpSqliteStore(dataDir);
     console.log(await action(store));
     return 0;
   } catch (e) {
-    if (e instanceof AdminError) {
-      console.error(`hangar control-plane admin: ${e.message}`);
+    if (oneLine(e)) {
+      console.error(`hangar control-plane admin: ${(e as Error).message}`);
       return 1;
     }
     throw e;
   } finally {
-    await store.close();
+    await store?.close();
   }
 }
 
@@ -115,7 +171,10 @@ export function controlPlaneCommand(program: Command): void {
     .description("Run the control plane: deployments, revisions and listeners (API under /v2)")
     .addOption(new Option("-p, --port <port>", "port to listen on (default 8300, or $PORT)"))
     .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")
-    .option("--data-dir <dir>", `directory of the control plane's data (default: ${DEFAULT_DATA_DIR})`)
+    .option(
+      "--data-dir <dir>",
+      `directory of the control plane's data: its SQLite store unless DATABASE_URL is set, uploads, builds (default: ${DEFAULT_DATA_DIR})`,
+    )
     .option("--public-url <url>", "URL clients reach the control plane at (default: from host and port)")
     .option("--no-reconcile", "serve the API only: do not build or run revisions on this machine")
     .action(async (opts: RunOptions) => {
@@ -125,7 +184,7 @@ export function controlPlaneCommand(program: Command): void {
   const adm = cp
     .command("admin")
     .description(
-      "Manage organizations, workspaces and API keys (works whether the control plane runs or not)",
+      "Manage organizations, workspaces and API keys in the control plane's store (DATABASE_URL, else --data-dir; works whether it runs or not)",
     );
   const dataDirOption = () =>
     new Option("--data-dir <dir>", `the control plane's data directory (default: ${DEFAULT_DATA_DIR})`);

@@ -1,7 +1,8 @@
-// `hangar listener`: the reconcile loop of one listener against Kubernetes. It polls the control plane for the
-// deployments assigned to the listener; with --dry-run it prints their objects as YAML instead of applying them.
-import { DEFAULT_IMAGE, K8sRuntime } from "../control-plane/k8s.js";
-import { ControlPlaneClient, ControlPlaneError, ListenerLoop } from "../control-plane/listener.js";
+// `hangar listener`: the control plane's reconcile loop for the deployments assigned to one listener, on
+// Kubernetes. It polls the control plane; with --dry-run it prints the objects as YAML instead of applying them
+// and reports nothing.
+import { DEFAULT_IMAGE, KubeCluster, PrintCluster, type Cluster } from "../control-plane/k8s.js";
+import { ControlPlaneClient, ControlPlaneError, listenerReconciler } from "../control-plane/listener.js";
 
 export interface ListenerOptions {
   controlPlane?: string;
@@ -39,33 +40,52 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
   if (!!opts.databaseUrl !== !!opts.redisUrl) return fail("--database-url and --redis-url go together", 2);
 
   const log = (msg: string) => console.error(`hangar listener: ${msg}`);
-  let runtime: K8sRuntime | null = null;
-  if (!opts.dryRun) {
+  let cluster: Cluster;
+  if (opts.dryRun) {
+    cluster = new PrintCluster((text) => process.stdout.write(text), log);
+  } else {
     try {
-      runtime = new K8sRuntime({ rolloutTimeoutMs: timeout * 1000, log });
+      cluster = new KubeCluster({ rolloutTimeoutMs: timeout * 1000, log });
     } catch (e) {
       return fail(`${(e as Error).message}; --dry-run prints the objects without a cluster`);
     }
   }
-  const loop = new ListenerLoop({
+  let failures = 0;
+  let fatal: ControlPlaneError | null = null;
+  const stop = new AbortController();
+  const reconciler = listenerReconciler({
     client: new ControlPlaneClient({ url, apiKey, listenerId, tenantId: opts.tenantId }),
-    runtime,
+    cluster,
+    dryRun: opts.dryRun,
     image: opts.image ?? DEFAULT_IMAGE,
     databaseUrl: opts.databaseUrl,
     redisUrl: opts.redisUrl,
-    out: (text) => process.stdout.write(text),
     log,
+    intervalMs: interval * 1000,
+    onFailure: () => failures++,
+    onPassError: (e) => {
+      if (e instanceof ControlPlaneError && e.fatal) {
+        fatal = e;
+        stop.abort();
+      } else if (e instanceof ControlPlaneError) log(e.message);
+      else log(`reconcile pass failed: ${(e as Error).stack ?? e}`);
+    },
   });
   try {
     if (opts.once) {
-      const r = await loop.pass();
-      return r.failed.length ? 1 : 0;
+      try {
+        await reconciler.once();
+      } finally {
+        await reconciler.stop();
+      }
+      return failures ? 1 : 0;
     }
-    const stop = new AbortController();
     for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
     log(`listener ${listenerId} polling ${url} every ${interval}s${opts.dryRun ? " (dry run)" : ""}`);
-    await loop.run(interval * 1000, stop.signal);
-    return 0;
+    reconciler.start();
+    await new Promise((resolve) => stop.signal.addEventListener("abort", resolve, { once: true }));
+    await reconciler.stop();
+    return fatal ? fail((fatal as ControlPlaneError).message) : 0;
   } catch (e) {
     if (e instanceof ControlPlaneError) return fail(e.message);
     return fail(`unexpected error: ${(e as Error).message ?? e}`);

@@ -1,6 +1,7 @@
 // Tenancy administration: organizations, workspaces and API keys (the `hangar control-plane admin` commands),
 // and the bootstrap of a fresh control plane from HANGAR_CP_BOOTSTRAP_API_KEY / HANGAR_CP_BOOTSTRAP_PLAN.
 import { generateApiKey } from "./auth.js";
+import { DEFAULT_CP_SCHEMA } from "./store-postgres.js";
 import type { ApiKey, CpStore, Organization, Plan, Workspace } from "./types.js";
 
 export const PLANS: Plan[] = ["free", "plus", "enterprise", "self_hosted_enterprise"];
@@ -45,11 +46,21 @@ export async function createKey(
   throw new AdminError("give --workspace <id> (a workspace key) or --org <id> (an organization key)");
 }
 
-/** How to create the first organization, workspace and key, for a control plane on `dataDir`. */
-export function adminHelp(dataDir: string): string {
-  const dd = ` --data-dir ${JSON.stringify(dataDir)}`;
+/**
+ * How to create the first organization, workspace and key, for a control plane on `dataDir` (its SQLite
+ * store), or on PostgreSQL in `postgresSchema` (the admin commands then need the same DATABASE_URL).
+ */
+export function adminHelp(dataDir: string, postgresSchema?: string): string {
+  const dd = postgresSchema ? "" : ` --data-dir ${JSON.stringify(dataDir)}`;
+  const where = postgresSchema
+    ? [
+        `  (with the control plane's DATABASE_URL` +
+          (postgresSchema === DEFAULT_CP_SCHEMA ? ")" : ` and HANGAR_CP_DATABASE_SCHEMA=${postgresSchema})`),
+      ]
+    : [];
   return [
     "No organization exists yet. Create one (the control plane may keep running):",
+    ...where,
     `  hangar control-plane admin create-org --name <name> --plan <${PLANS.join("|")}>${dd}`,
     `  hangar control-plane admin create-workspace --org <organization id> --name <name>${dd}`,
     `  hangar control-plane admin create-key --workspace <workspace id>${dd}`,
@@ -67,20 +78,25 @@ export async function bootstrap(
   env: NodeJS.ProcessEnv,
   dataDir: string,
   log: (msg: string) => void,
+  postgresSchema?: string,
 ): Promise<Workspace | null> {
   const key = env.HANGAR_CP_BOOTSTRAP_API_KEY?.trim();
   const plan = parsePlan(env.HANGAR_CP_BOOTSTRAP_PLAN?.trim() || "plus");
-  if ((await store.countOrganizations()) > 0) return null;
-  if (!key) {
-    log(adminHelp(dataDir));
-    return null;
-  }
-  const org = await store.createOrganization("default", plan);
-  const ws = await store.createWorkspace(org.id, "default");
-  await store.createApiKey(key, org.id, ws.id);
-  log(
-    `Bootstrapped organization "default" (${org.id}, plan ${plan}) with workspace "default": ${ws.id}; ` +
-      "its API key is HANGAR_CP_BOOTSTRAP_API_KEY",
-  );
-  return ws;
+  // Control planes starting at once on one PostgreSQL store: only the first bootstraps.
+  const exclusive = store.exclusive?.bind(store) ?? (<T>(fn: () => Promise<T>) => fn());
+  return exclusive(async () => {
+    if ((await store.countOrganizations()) > 0) return null;
+    if (!key) {
+      log(adminHelp(dataDir, postgresSchema));
+      return null;
+    }
+    const org = await store.createOrganization("default", plan);
+    const ws = await store.createWorkspace(org.id, "default");
+    await store.createApiKey(key, org.id, ws.id);
+    log(
+      `Bootstrapped organization "default" (${org.id}, plan ${plan}) with workspace "default": ${ws.id}; ` +
+        "its API key is HANGAR_CP_BOOTSTRAP_API_KEY",
+    );
+    return ws;
+  });
 }

@@ -1,5 +1,6 @@
 // Kubernetes compute for listeners: renders a revision's objects (Secret, Deployments, Service) with the
-// model types of @kubernetes/client-node, and `K8sRuntime`, which applies them to a cluster (server-side apply).
+// model types of @kubernetes/client-node; `KubeCluster` applies them to a cluster (server-side apply) and
+// `K8sRuntime` is the reconciler's `Runtime` on top of it.
 import {
   KubeConfig,
   KubernetesObjectApi,
@@ -21,7 +22,8 @@ import {
 } from "@kubernetes/client-node";
 import { ObjectSerializer } from "@kubernetes/client-node/dist/serializer.js";
 import { VERSION } from "../server.js";
-import type { Deployment, Listener, Revision, Secret } from "./types.js";
+import { StartError, type Runtime, type RuntimeInstance } from "./reconcile.js";
+import type { Deployment, Listener, LogLevel, Revision, Secret } from "./types.js";
 
 /** The image used when a revision names none (`source_revision_config.image_uri`). */
 export const DEFAULT_IMAGE = `ghcr.io/hangar/agent-server:${VERSION}`;
@@ -386,7 +388,15 @@ export function serviceUrl(deploymentId: string, namespace: string): string {
   return `http://${objectNames(deploymentId).service}.${namespace}.svc.cluster.local`;
 }
 
-export interface K8sRuntimeOptions {
+/** Where a revision's objects go: a cluster (`KubeCluster`), or stdout for a dry run (`PrintCluster`). */
+export interface Cluster {
+  /** Applies the objects in order and waits until their Deployments rolled out; throws with the reason. */
+  apply(objects: HangarObject[], signal?: AbortSignal): Promise<void>;
+  /** Deletes every object a deployment may have in the namespace (absent ones are fine). */
+  delete(deploymentId: string, namespace: string): Promise<void>;
+}
+
+export interface KubeClusterOptions {
   /** Default: the default kubeconfig (KUBECONFIG, ~/.kube/config, or the in-cluster service account). */
   kubeConfig?: KubeConfig;
   /** How long a rollout may take before the revision fails (ms, default 5 minutes). */
@@ -396,13 +406,13 @@ export interface K8sRuntimeOptions {
 
 const FIELD_MANAGER = "hangar-listener";
 
-/** Applies rendered objects to a cluster with server-side apply, waits for rollouts, deletes deployments. */
-export class K8sRuntime {
+/** A Kubernetes cluster: server-side apply, roll-out wait, deletion. */
+export class KubeCluster implements Cluster {
   private readonly api: KubernetesObjectApi;
   private readonly rolloutTimeoutMs: number;
   private readonly log: (msg: string) => void;
 
-  constructor(opts: K8sRuntimeOptions = {}) {
+  constructor(opts: KubeClusterOptions = {}) {
     let kc = opts.kubeConfig;
     if (!kc) {
       kc = new KubeConfig();
@@ -422,7 +432,7 @@ export class K8sRuntime {
   }
 
   /** Applies the objects, prunes the deployment's Deployments of another topology, waits until rolled out. */
-  async apply(objects: HangarObject[]): Promise<{ url: string }> {
+  async apply(objects: HangarObject[], signal?: AbortSignal): Promise<void> {
     for (const o of objects) {
       await this.api.patch(o, undefined, undefined, FIELD_MANAGER, true, PatchStrategy.ServerSideApply);
       this.log(`applied ${o.kind} ${o.metadata?.namespace}/${o.metadata?.name}`);
@@ -433,12 +443,10 @@ export class K8sRuntime {
     for (const name of objectNames(deploymentId).deployments) {
       if (!applied.has(name)) await this.deleteIfPresent("apps/v1", "Deployment", name, first.namespace!);
     }
-    for (const o of objects) if (o.kind === "Deployment") await this.waitRolledOut(o as V1Deployment);
-    return { url: serviceUrl(deploymentId, first.namespace!) };
+    for (const o of objects) if (o.kind === "Deployment") await this.waitRolledOut(o as V1Deployment, signal);
   }
 
-  /** Deletes every object of a deployment. */
-  async remove(deploymentId: string, namespace: string): Promise<void> {
+  async delete(deploymentId: string, namespace: string): Promise<void> {
     const names = objectNames(deploymentId);
     await this.deleteIfPresent("v1", "Service", names.service, namespace);
     for (const name of names.deployments)
@@ -456,7 +464,7 @@ export class K8sRuntime {
   }
 
   /** Until every replica runs the new template and is available; throws after the rollout timeout. */
-  private async waitRolledOut(d: V1Deployment): Promise<void> {
+  private async waitRolledOut(d: V1Deployment, signal?: AbortSignal): Promise<void> {
     const deadline = Date.now() + this.rolloutTimeoutMs;
     const header = {
       apiVersion: "apps/v1",
@@ -464,6 +472,7 @@ export class K8sRuntime {
       metadata: { name: d.metadata!.name!, namespace: d.metadata!.namespace },
     };
     for (;;) {
+      if (signal?.aborted) throw new Error("interrupted");
       const live = await this.api.read<V1Deployment>(header);
       const want = live.spec?.replicas ?? 1;
       const s = live.status ?? {};
@@ -482,7 +491,224 @@ export class K8sRuntime {
             ` (${s.availableReplicas ?? 0}/${want} available${why ? `: ${why}` : ""})`,
         );
       }
-      await new Promise((r) => setTimeout(r, 2000));
+      await new Promise<void>((r) => {
+        const t = setTimeout(r, 2000);
+        signal?.addEventListener("abort", () => (clearTimeout(t), r()), { once: true });
+      });
     }
   }
+}
+
+/** The dry run's cluster: prints the objects as YAML documents (`out`) instead of applying them. */
+export class PrintCluster implements Cluster {
+  constructor(
+    private readonly out: (text: string) => void,
+    private readonly log: (msg: string) => void,
+  ) {}
+
+  async apply(objects: HangarObject[]): Promise<void> {
+    this.out(toYaml(objects));
+  }
+
+  async delete(deploymentId: string, namespace: string): Promise<void> {
+    this.log(
+      `the objects of deployment ${deploymentId} in namespace ${namespace} would be deleted (dry run)`,
+    );
+  }
+}
+
+export interface K8sRuntimeOptions {
+  cluster: Cluster;
+  /** The deployment's namespace (`namespaceFor` with the listener's record). */
+  namespace: (d: Deployment) => string;
+  /** The image of revisions without `image_uri`. */
+  image: string;
+  /** PostgreSQL and Redis for `prod` deployments. */
+  databaseUrl?: string;
+  redisUrl?: string;
+  /** A deploy log line of a revision. */
+  log: (deploymentId: string, revisionId: string, level: LogLevel, message: string) => void;
+}
+
+interface Applied extends RuntimeInstance {
+  namespace: string;
+  objects: HangarObject[];
+}
+
+/**
+ * The reconciler's `Runtime` on Kubernetes. A deployment is one set of objects (Secret, Deployments, Service):
+ * starting a revision applies its objects over its predecessor's and waits for the roll-out, so the predecessor
+ * is not "stopped" beside it. Until the reconciler commits the switch (`takeOver`), the predecessor's objects are
+ * kept to roll back to: a start that fails, or a revision stopped before the switch, re-applies them. Stopping
+ * the revision that is applied, with nothing to roll back to, deletes the deployment's objects. The Service is
+ * the deployment's stable address. `running()` is what this process applied; the listener stopping leaves the
+ * objects running (a new listener process applies the live revisions again, which changes nothing that runs).
+ */
+export class K8sRuntime implements Runtime {
+  /** Per deployment: the revision applied, and the one to roll back to until the switch is committed. */
+  private live = new Map<string, { current: Applied; previous: Applied | null }>();
+  /** Per deployment: the tail of its queue (one change of its objects at a time). */
+  private queues = new Map<string, Promise<unknown>>();
+  /** Deployments whose objects this process deleted (stopped with nothing to roll back to). */
+  private deleted = new Set<string>();
+  onExit?: (inst: RuntimeInstance, how: string) => void;
+
+  constructor(private readonly o: K8sRuntimeOptions) {}
+
+  private serial<T>(deploymentId: string, fn: () => Promise<T>): Promise<T> {
+    const run = (this.queues.get(deploymentId) ?? Promise.resolve()).then(fn, fn);
+    const tail = run.catch(() => {});
+    this.queues.set(deploymentId, tail);
+    void tail.then(() => {
+      if (this.queues.get(deploymentId) === tail) this.queues.delete(deploymentId);
+    });
+    return run;
+  }
+
+  /** Nothing to build: a listener runs images. */
+  async build(): Promise<void> {}
+
+  isBuilt(): boolean {
+    return true;
+  }
+
+  start(d: Deployment, r: Revision, signal?: AbortSignal): Promise<RuntimeInstance> {
+    return this.serial(d.id, async () => {
+      if (d.source !== "external_docker" && d.source !== "internal_docker") {
+        throw new StartError(
+          `a listener runs images: '${d.source}' deployments are built and run by the control plane ` +
+            "(deploy an image of the project as 'external_docker')",
+        );
+      }
+      const namespace = this.o.namespace(d);
+      let objects: HangarObject[];
+      try {
+        objects = renderRevision({
+          deployment: d,
+          revision: r,
+          // In clear: the store's record, or the listener's assignment.
+          secrets: d.secrets,
+          namespace,
+          image: this.o.image,
+          databaseUrl: this.o.databaseUrl,
+          redisUrl: this.o.redisUrl,
+        });
+      } catch (e) {
+        if (e instanceof RenderError) throw new StartError(e.message);
+        throw e;
+      }
+      const log = (level: LogLevel, m: string) => this.o.log(d.id, r.id, level, m);
+      this.deleted.delete(d.id);
+      const slot = this.live.get(d.id);
+      const previous =
+        slot?.previous ?? (slot && slot.current.revisionId !== r.id ? slot.current : null) ?? null;
+      log("INFO", `Applying the objects of revision ${r.id} in namespace ${namespace}`);
+      try {
+        await this.o.cluster.apply(objects, signal);
+        if (signal?.aborted) throw new Error("interrupted");
+      } catch (e) {
+        const reason = signal?.aborted ? "roll-out interrupted" : `roll-out failed: ${errorMessage(e)}`;
+        log("ERROR", reason);
+        await this.undo(d.id, r.id, previous, namespace);
+        throw new StartError(reason);
+      }
+      const inst: Applied = {
+        deploymentId: d.id,
+        revisionId: r.id,
+        url: serviceUrl(d.id, namespace),
+        startedAt: Date.now(),
+        namespace,
+        objects,
+      };
+      this.live.set(d.id, { current: inst, previous });
+      log("INFO", `Revision ${r.id} rolled out; in-cluster URL ${inst.url}`);
+      return publicPart(inst);
+    });
+  }
+
+  /** The objects of `revisionId` go: its predecessor's are applied again, or, without one, they are deleted. */
+  private async undo(
+    deploymentId: string,
+    revisionId: string,
+    previous: Applied | null,
+    namespace: string,
+  ): Promise<void> {
+    const log = (level: LogLevel, m: string) => this.o.log(deploymentId, revisionId, level, m);
+    if (previous) {
+      log("INFO", `Rolling back to revision ${previous.revisionId}`);
+      try {
+        await this.o.cluster.apply(previous.objects);
+        this.live.set(deploymentId, { current: previous, previous: null });
+      } catch (e) {
+        // The reconciler applies the live revision again (it is no longer running here).
+        this.live.delete(deploymentId);
+        log("ERROR", `Rolling back to revision ${previous.revisionId} failed: ${errorMessage(e)}`);
+      }
+      return;
+    }
+    this.live.delete(deploymentId);
+    log("INFO", `Deleting the objects of revision ${revisionId} in namespace ${namespace}`);
+    try {
+      await this.o.cluster.delete(deploymentId, namespace);
+      this.deleted.add(deploymentId);
+    } catch (e) {
+      log("ERROR", `Deleting the objects of revision ${revisionId} failed: ${errorMessage(e)}`);
+    }
+  }
+
+  /** The switch is committed: no rolling back any more. */
+  async takeOver(inst: RuntimeInstance): Promise<void> {
+    const slot = this.live.get(inst.deploymentId);
+    if (slot?.current.revisionId === inst.revisionId) slot.previous = null;
+  }
+
+  stop(deploymentId: string, revisionId: string): Promise<void> {
+    return this.serial(deploymentId, async () => {
+      const slot = this.live.get(deploymentId);
+      if (!slot) return;
+      // A predecessor replaced in place: its objects are its successor's now.
+      if (slot.current.revisionId !== revisionId) {
+        if (slot.previous?.revisionId === revisionId) slot.previous = null;
+        return;
+      }
+      await this.undo(deploymentId, revisionId, slot.previous, slot.current.namespace);
+    });
+  }
+
+  running(): RuntimeInstance[] {
+    return [...this.live.values()].map((s) => publicPart(s.current));
+  }
+
+  remove(d: Deployment): Promise<void> {
+    return this.serial(d.id, async () => {
+      const namespace = this.live.get(d.id)?.current.namespace ?? this.o.namespace(d);
+      this.live.delete(d.id);
+      // Stopping its revision deleted them already.
+      if (this.deleted.delete(d.id)) return;
+      await this.o.cluster.delete(d.id, namespace);
+    });
+  }
+
+  /** The listener stops: what runs in the cluster keeps running. */
+  async stopAll(): Promise<void> {
+    await Promise.all(this.queues.values());
+    this.live.clear();
+  }
+}
+
+function publicPart({ deploymentId, revisionId, url, startedAt }: RuntimeInstance): RuntimeInstance {
+  return { deploymentId, revisionId, url, startedAt };
+}
+
+/** A one-line reason from a Kubernetes client error (its body carries the API server's message). */
+export function errorMessage(e: unknown): string {
+  const err = e as { message?: string; body?: unknown; code?: number };
+  try {
+    const body = typeof err.body === "string" ? JSON.parse(err.body) : err.body;
+    if (body && typeof body === "object" && "message" in body)
+      return `${err.code ?? ""} ${String(body.message)}`.trim();
+  } catch {
+    // fall through
+  }
+  return (err.message ?? String(e)).split("\n")[0];
 }

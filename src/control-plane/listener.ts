@@ -1,34 +1,38 @@
-// The listener's reconcile loop: polls the control plane for the deployments assigned to a listener, rolls
-// their revisions out on Kubernetes (or prints the objects, dry run), and reports statuses and deploy logs back.
-// The control plane never calls a listener.
-import { RenderError, namespaceFor, renderRevision, toYaml, type HangarObject } from "./k8s.js";
+// `hangar listener`'s side of the reconcile loop: the same `Reconciler` as the local control plane, on a
+// `ReconcileSource` that polls the control plane's listener API (`/v2/listeners/{id}/...`: the deployments assigned
+// to the listener, status reports, deploy logs, removals) and a `K8sRuntime`. The control plane never calls a
+// listener.
+import { K8sRuntime, namespaceFor, type Cluster } from "./k8s.js";
+import { LogSink } from "./log-sink.js";
 import {
-  FINAL_REVISION_STATUSES,
-  type Deployment,
-  type Listener,
-  type LogLevel,
-  type Revision,
-  type RevisionStatus,
-  type Secret,
-} from "./types.js";
+  PENDING_REVISION_STATUSES,
+  Reconciler,
+  StableAddress,
+  type DeploymentState,
+  type ReconcileSource,
+} from "./reconcile.js";
+import type { Deployment, DeploymentStatus, Listener, LogLine, Revision, RevisionStatus } from "./types.js";
 
-/** A deployment assigned to the listener, as `GET /v2/listeners/{id}/assignments` gives it. */
-export interface Assignment {
-  deployment: Deployment;
-  latest_revision: Revision | null;
-  active_revision: Revision | null;
-  /** In clear. */
-  secrets: Secret[];
-}
+/**
+ * A deployment assigned to the listener, as `GET /v2/listeners/{id}/assignments` gives it: its secrets in clear,
+ * and the revisions the reconciler looks at (those in progress, the latest and the active one), newest first.
+ */
+export type Assignment = DeploymentState;
 
 /** A control plane answer the listener cannot go on with; `fatal` ones (bad key, unknown listener) end it. */
 export class ControlPlaneError extends Error {
   constructor(
     message: string,
     readonly fatal: boolean,
+    readonly status?: number,
   ) {
     super(message);
   }
+}
+
+function toAssignment(r: any): Assignment {
+  const { revisions, latest_revision: _l, active_revision: _a, ...deployment } = r;
+  return { deployment: deployment as Deployment, revisions: (revisions ?? []) as Revision[] };
 }
 
 export interface ControlPlaneClientOptions {
@@ -52,26 +56,34 @@ export class ControlPlaneClient {
   }
 
   async assignments(): Promise<Assignment[]> {
-    const body = await this.call<any>("GET", "/assignments");
-    const rows: any[] = Array.isArray(body) ? body : (body?.resources ?? []);
-    // Either {deployment, latest_revision, ...} or the deployment's fields with those beside them.
-    return rows.map((r) => ({
-      deployment: (r.deployment ?? r) as Deployment,
-      latest_revision: r.latest_revision ?? null,
-      active_revision: r.active_revision ?? null,
-      secrets: r.secrets ?? r.deployment?.secrets ?? [],
-    }));
+    const body = await this.call<{ resources: any[] }>("GET", "/assignments");
+    return (body?.resources ?? []).map(toAssignment);
+  }
+
+  /** One assignment; null when the deployment is not (or no longer) assigned to the listener. */
+  async assignment(deploymentId: string): Promise<Assignment | null> {
+    try {
+      return toAssignment(await this.call("GET", `/assignments/${deploymentId}`));
+    } catch (e) {
+      if (e instanceof ControlPlaneError && e.status === 404) return null;
+      throw e;
+    }
+  }
+
+  /** Sets the deployment's active revision (the one serving) and status. */
+  async updateAssignment(
+    deploymentId: string,
+    patch: { active_revision_id?: string; status?: DeploymentStatus },
+  ): Promise<void> {
+    await this.call("PATCH", `/assignments/${deploymentId}`, patch);
   }
 
   async reportStatus(revisionId: string, status: RevisionStatus, message?: string | null): Promise<void> {
     await this.call("POST", `/revisions/${revisionId}/status`, { status, message: message ?? null });
   }
 
-  async log(
-    lines: { deployment_id: string; revision_id: string | null; level: LogLevel; message: string }[],
-  ) {
-    if (lines.length)
-      await this.call("POST", "/logs", { lines: lines.map((l) => ({ ...l, kind: "deploy" })) });
+  async appendLogs(lines: LogLine[]): Promise<void> {
+    if (lines.length) await this.call("POST", "/logs", { lines });
   }
 
   /** Tells the control plane a deleted deployment's objects are gone (it then forgets the deployment). */
@@ -122,204 +134,135 @@ export class ControlPlaneClient {
         true,
       );
     }
-    throw new ControlPlaneError(`${method} ${url} failed (${res.status}: ${detail})`, res.status === 404);
+    throw new ControlPlaneError(`${method} ${url} failed (${res.status}: ${detail})`, false, res.status);
   }
 }
 
-/** Where revisions go: a cluster (`K8sRuntime`). */
-export interface ListenerRuntime {
-  apply(objects: HangarObject[]): Promise<{ url: string }>;
-  remove(deploymentId: string, namespace: string): Promise<void>;
+export interface ListenerSourceOptions {
+  /** Reads from the control plane, writes nothing: statuses and removals are kept in memory, logs dropped. */
+  dryRun?: boolean;
 }
 
-export interface ListenerLoopOptions {
+/** The reconciler's source for a listener: the control plane's listener API. */
+export class ListenerSource implements ReconcileSource {
+  /** The listener's record as of the last listing (its namespaces). */
+  listener: Listener | null = null;
+  /** Dry run: what would have been written. */
+  private statuses = new Map<string, { status: RevisionStatus; status_message: string | null }>();
+  private patches = new Map<string, { active_revision_id?: string; status?: DeploymentStatus }>();
+  private purged = new Set<string>();
+
+  constructor(
+    private readonly client: ControlPlaneClient,
+    private readonly opts: ListenerSourceOptions = {},
+  ) {}
+
+  /** A dry run's writes over what the control plane says. */
+  private view(a: Assignment): Assignment | null {
+    const id = a.deployment.id;
+    if (this.purged.has(id)) return null;
+    return {
+      deployment: { ...a.deployment, ...this.patches.get(id) },
+      revisions: a.revisions.map((r) => ({ ...r, ...this.statuses.get(r.id) })),
+    };
+  }
+
+  async deployments(): Promise<Deployment[]> {
+    // First: a wrong key or an unknown listener fails here, with its own message.
+    this.listener = await this.client.listener();
+    const all = await this.client.assignments();
+    return all.flatMap((a) => this.view(a)?.deployment ?? []);
+  }
+
+  async deployment(id: string): Promise<DeploymentState | null> {
+    const a = await this.client.assignment(id);
+    return a && this.view(a);
+  }
+
+  async revision(deploymentId: string, revisionId: string): Promise<Revision | null> {
+    return (await this.deployment(deploymentId))?.revisions.find((r) => r.id === revisionId) ?? null;
+  }
+
+  async setRevisionStatus(
+    _deploymentId: string,
+    revisionId: string,
+    status: RevisionStatus,
+    message?: string | null,
+  ): Promise<void> {
+    if (this.opts.dryRun) this.statuses.set(revisionId, { status, status_message: message ?? null });
+    else await this.client.reportStatus(revisionId, status, message);
+  }
+
+  async skipPendingRevisions(deploymentId: string, exceptRevisionId: string): Promise<void> {
+    for (const r of (await this.deployment(deploymentId))?.revisions ?? []) {
+      if (r.id === exceptRevisionId || !PENDING_REVISION_STATUSES.includes(r.status)) continue;
+      await this.setRevisionStatus(
+        deploymentId,
+        r.id,
+        "SKIPPED",
+        `Superseded by revision ${exceptRevisionId}`,
+      );
+    }
+  }
+
+  async updateDeployment(
+    id: string,
+    patch: { active_revision_id?: string; status?: DeploymentStatus },
+  ): Promise<void> {
+    if (this.opts.dryRun) this.patches.set(id, { ...this.patches.get(id), ...patch });
+    else await this.client.updateAssignment(id, patch);
+  }
+
+  async purge(deploymentId: string): Promise<void> {
+    if (this.opts.dryRun) this.purged.add(deploymentId);
+    else await this.client.removed(deploymentId);
+  }
+
+  async appendLogs(lines: LogLine[]): Promise<void> {
+    if (!this.opts.dryRun) await this.client.appendLogs(lines);
+  }
+}
+
+export interface ListenerReconcilerOptions {
   client: ControlPlaneClient;
-  /** null: dry run, the objects are printed (`out`) and nothing is applied or reported. */
-  runtime: ListenerRuntime | null;
+  /** Where the objects go: `KubeCluster`, or `PrintCluster` with `dryRun`. */
+  cluster: Cluster;
+  /** Nothing is reported to the control plane (see ListenerSource). */
+  dryRun?: boolean;
   /** The image of revisions without `image_uri`. */
   image: string;
   /** PostgreSQL and Redis for `prod` deployments. */
   databaseUrl?: string;
   redisUrl?: string;
-  out: (text: string) => void;
   log: (msg: string) => void;
+  /** Period of the loop (ms). */
+  intervalMs?: number;
+  onPassError?: (e: unknown) => void;
+  onFailure?: (message: string) => void;
 }
 
-export interface PassResult {
-  /** Revisions rolled out (or printed) in this pass. */
-  deployed: string[];
-  /** Revisions that failed. */
-  failed: string[];
-  /** Deployments deleted (failed deletions are in `failed`, by deployment id). */
-  removed: string[];
-}
-
-/**
- * What to do for one assignment: a new revision rolls out and its status is reported; the revision that should
- * be serving (latest DEPLOYED, or the active one while a newer one failed) is applied again once per process, as
- * the local reconciler starts a DEPLOYED revision again after a restart (server-side apply leaves a running one
- * untouched).
- */
-export type Plan =
-  | { action: "deploy"; revision: Revision }
-  | { action: "ensure"; revision: Revision }
-  | { action: "remove" }
-  | { action: "wait" };
-
-export function planFor(a: Assignment): Plan {
-  if (a.deployment.deleted_at) return { action: "remove" };
-  const latest = a.latest_revision;
-  if (!latest) return { action: "wait" };
-  // Images deploy from QUEUED; sources are built by the control plane first (AWAITING_DEPLOY once built).
-  const docker = !!latest.source_revision_config.image_uri || latest.source.endsWith("_docker");
-  if (["AWAITING_DEPLOY", "DEPLOYING"].includes(latest.status) || (docker && latest.status === "QUEUED")) {
-    return { action: "deploy", revision: latest };
-  }
-  if (latest.status === "DEPLOYED") return { action: "ensure", revision: latest };
-  if (FINAL_REVISION_STATUSES.includes(latest.status) && a.active_revision?.status === "DEPLOYED") {
-    return { action: "ensure", revision: a.active_revision };
-  }
-  return { action: "wait" };
-}
-
-/** One listener's reconcile loop. */
-export class ListenerLoop {
-  /** Revisions applied (or printed) by this process, and deployments removed. */
-  private readonly done = new Set<string>();
-
-  constructor(private readonly opts: ListenerLoopOptions) {}
-
-  /** One pass over the assignments. Throws ControlPlaneError when the control plane cannot be used. */
-  async pass(): Promise<PassResult> {
-    const { client } = this.opts;
-    const listener = await client.listener();
-    const result: PassResult = { deployed: [], failed: [], removed: [] };
-    for (const a of await client.assignments()) {
-      const plan = planFor(a);
-      const d = a.deployment;
-      if (plan.action === "wait") continue;
-      const namespace = namespaceFor(d, listener);
-      if (plan.action === "remove") {
-        if (this.done.has(d.id)) continue;
-        if (await this.remove(d, namespace)) result.removed.push(d.id);
-        else result.failed.push(d.id);
-        continue;
-      }
-      if (this.done.has(plan.revision.id)) continue;
-      const ok = await this.rollOut(a, plan.revision, namespace, plan.action === "deploy");
-      (ok ? result.deployed : result.failed).push(plan.revision.id);
-    }
-    return result;
-  }
-
-  /** Passes every `intervalMs` until the signal aborts; a fatal control plane error ends it (thrown). */
-  async run(intervalMs: number, signal: AbortSignal): Promise<void> {
-    while (!signal.aborted) {
-      try {
-        await this.pass();
-      } catch (e) {
-        if (!(e instanceof ControlPlaneError) || e.fatal) throw e;
-        this.opts.log(e.message);
-      }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, intervalMs);
-        signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-      });
-    }
-  }
-
-  private async rollOut(
-    a: Assignment,
-    revision: Revision,
-    namespace: string,
-    report: boolean,
-  ): Promise<boolean> {
-    const { client, runtime, log } = this.opts;
-    const d = a.deployment;
-    const say = async (level: LogLevel, message: string) => {
-      log(`deployment ${d.name} (${d.id}) revision ${revision.id}: ${message}`);
-      if (runtime) {
-        await client
-          .log([{ deployment_id: d.id, revision_id: revision.id, level, message: `listener: ${message}` }])
-          .catch((e: Error) => log(`could not send a deploy log line: ${e.message}`));
-      }
-    };
-    let objects: HangarObject[];
-    try {
-      objects = renderRevision({
-        deployment: d,
-        revision,
-        secrets: a.secrets,
-        namespace,
-        image: this.opts.image,
-        databaseUrl: this.opts.databaseUrl,
-        redisUrl: this.opts.redisUrl,
-      });
-    } catch (e) {
-      if (!(e instanceof RenderError)) throw e;
-      this.done.add(revision.id);
-      await say("ERROR", e.message);
-      if (runtime && report) await client.reportStatus(revision.id, "DEPLOY_FAILED", e.message);
-      return false;
-    }
-    if (!runtime) {
-      this.opts.out(toYaml(objects));
-      this.done.add(revision.id);
-      await say("INFO", `rendered ${objects.length} objects for namespace ${namespace} (dry run)`);
-      return true;
-    }
-    if (report) await client.reportStatus(revision.id, "DEPLOYING");
-    await say("INFO", `${report ? "rolling out" : "applying again"} in namespace ${namespace}`);
-    try {
-      const { url } = await runtime.apply(objects);
-      this.done.add(revision.id);
-      await say("INFO", `rolled out; in-cluster URL ${url}`);
-      if (report) await client.reportStatus(revision.id, "DEPLOYED", null);
-      return true;
-    } catch (e) {
-      if (e instanceof ControlPlaneError) throw e;
-      const message = `roll-out failed: ${errorMessage(e)}`;
-      // A new revision fails for good; the serving one is applied again at the next pass.
-      if (report) this.done.add(revision.id);
-      await say("ERROR", message);
-      if (report) await client.reportStatus(revision.id, "DEPLOY_FAILED", message);
-      return false;
-    }
-  }
-
-  private async remove(d: Deployment, namespace: string): Promise<boolean> {
-    const { client, runtime, log } = this.opts;
-    if (!runtime) {
-      this.done.add(d.id);
-      log(
-        `deployment ${d.name} (${d.id}) is deleted: its objects in namespace ${namespace} would be deleted (dry run)`,
-      );
-      return true;
-    }
-    try {
-      await runtime.remove(d.id, namespace);
-    } catch (e) {
-      log(
-        `deployment ${d.name} (${d.id}) is deleted, but deleting its objects failed (retried): ${errorMessage(e)}`,
-      );
-      return false;
-    }
-    this.done.add(d.id);
-    log(`deployment ${d.name} (${d.id}) is deleted: its objects in namespace ${namespace} are deleted`);
-    await client.removed(d.id);
-    return true;
-  }
-}
-
-/** A one-line reason from a Kubernetes client error (its body carries the API server's message). */
-function errorMessage(e: unknown): string {
-  const err = e as { message?: string; body?: unknown; code?: number };
-  try {
-    const body = typeof err.body === "string" ? JSON.parse(err.body) : err.body;
-    if (body && typeof body === "object" && "message" in body)
-      return `${err.code ?? ""} ${String(body.message)}`.trim();
-  } catch {
-    // fall through
-  }
-  return (err.message ?? String(e)).split("\n")[0];
+/** The reconcile loop of a listener: the local control plane's `Reconciler` on the listener API and Kubernetes. */
+export function listenerReconciler(o: ListenerReconcilerOptions): Reconciler {
+  const source = new ListenerSource(o.client, { dryRun: o.dryRun });
+  const logs = new LogSink(source, o.log);
+  const runtime = new K8sRuntime({
+    cluster: o.cluster,
+    namespace: (d) => namespaceFor(d, source.listener),
+    image: o.image,
+    databaseUrl: o.databaseUrl,
+    redisUrl: o.redisUrl,
+    log: (d, r, level, message) => logs.write(d, r, "deploy", level, message),
+  });
+  return new Reconciler({
+    source,
+    runtime,
+    router: new StableAddress(),
+    logs,
+    log: o.log,
+    intervalMs: o.intervalMs,
+    // Nothing to drain: the Service keeps the address, Kubernetes rolls the pods.
+    drainMs: 0,
+    onPassError: o.onPassError,
+    onFailure: o.onFailure,
+  });
 }

@@ -1,5 +1,6 @@
-// Buffered writer of build and deploy log lines to the control plane store (one insert per batch, not per line).
-import type { CpStore, LogKind, LogLevel, LogLine } from "./types.js";
+// Buffered writer of build and deploy log lines to the control plane store, or to the control plane's API for a
+// listener (one write per batch, not per line).
+import type { LogKind, LogLevel, LogLine } from "./types.js";
 
 export class LogSink {
   private buffer: LogLine[] = [];
@@ -9,7 +10,7 @@ export class LogSink {
   private gone = new Set<string>();
 
   constructor(
-    private store: CpStore,
+    private store: { appendLogs(lines: LogLine[]): Promise<void> },
     private onError: (msg: string) => void,
     private intervalMs = 250,
   ) {}
@@ -45,7 +46,7 @@ export class LogSink {
       try {
         await this.store.appendLogs(lines);
       } catch (e) {
-        this.onError(`control plane: could not store ${lines.length} log line(s): ${(e as Error).message}`);
+        this.onError(`could not store ${lines.length} log line(s): ${(e as Error).message}`);
       }
     });
     return this.writing;

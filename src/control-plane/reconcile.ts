@@ -1,17 +1,75 @@
 // The reconcile loop: brings each deployment of a target to its desired revision (build, start, switch the
 // router, stop the predecessor), keeps its live revision running, and removes deleted deployments.
-// Independent of where revisions run: that is a `Runtime` (local child processes here; Kubernetes for a listener).
+// One loop for every target: where the deployments come from and where reports go is a `ReconcileSource` (the
+// store for the local control plane, the control plane's listener API for `hangar listener`), where revisions run
+// is a `Runtime` (local child processes; Kubernetes), and where a deployment's URL points is `Routes` (the
+// control plane's router; nothing for Kubernetes, whose Service is the stable address).
 import { BuildError } from "./builder.js";
 import type { LogSink } from "./log-sink.js";
-import type { DeploymentRouter } from "./router.js";
 import {
   FINAL_REVISION_STATUSES,
   type CpStore,
   type Deployment,
+  type DeploymentStatus,
   type LogLevel,
+  type LogLine,
   type Revision,
   type RevisionStatus,
 } from "./types.js";
+
+/** A deployment with the revisions the reconciler looks at, newest first. */
+export interface DeploymentState {
+  deployment: Deployment;
+  /** At least every revision not final and not DEPLOYED, the latest and the active one (all, from the store). */
+  revisions: Revision[];
+}
+
+/** What the reconciler reads and writes: the deployments of its target and their revisions. */
+export interface ReconcileSource {
+  /** The target's deployments, deleted ones included (until purged). */
+  deployments(): Promise<Deployment[]>;
+  /** One deployment (deleted ones included) with its revisions; null when it is gone. */
+  deployment(id: string): Promise<DeploymentState | null>;
+  revision(deploymentId: string, revisionId: string): Promise<Revision | null>;
+  setRevisionStatus(
+    deploymentId: string,
+    revisionId: string,
+    status: RevisionStatus,
+    message?: string | null,
+  ): Promise<void>;
+  /** Marks the revisions that have not started (CREATING, QUEUED, AWAITING_BUILD), but one, SKIPPED. */
+  skipPendingRevisions(deploymentId: string, exceptRevisionId: string): Promise<void>;
+  updateDeployment(
+    id: string,
+    patch: { active_revision_id?: string; status?: DeploymentStatus },
+  ): Promise<void>;
+  /** A deleted deployment's objects and data are gone: its records go. */
+  purge(deploymentId: string): Promise<void>;
+  appendLogs(lines: LogLine[]): Promise<void>;
+}
+
+/** Where a deployment's URL points (the control plane's `DeploymentRouter`). */
+export interface Routes {
+  setTarget(deploymentId: string, url: string | null): void;
+  target(deploymentId: string): string | null;
+  /** Waits until no request is in flight to `url`, or `timeoutMs` passed; true when drained. */
+  drain(url: string, timeoutMs: number): Promise<boolean>;
+}
+
+/** Routes of a target whose deployments keep one address whatever revision serves (a Kubernetes Service). */
+export class StableAddress implements Routes {
+  private targets = new Map<string, string>();
+  setTarget(deploymentId: string, url: string | null): void {
+    if (url) this.targets.set(deploymentId, url);
+    else this.targets.delete(deploymentId);
+  }
+  target(deploymentId: string): string | null {
+    return this.targets.get(deploymentId) ?? null;
+  }
+  async drain(): Promise<boolean> {
+    return true;
+  }
+}
 
 export interface RuntimeInstance {
   deploymentId: string;
@@ -38,21 +96,24 @@ export interface Runtime {
   stop(deploymentId: string, revisionId: string): Promise<void>;
   /** Instances started, answering, and not being stopped. */
   running(): RuntimeInstance[];
-  /** Removes what a deleted deployment kept (builds, data). */
+  /** Removes what a deleted deployment kept (builds, data, objects); throws to be retried at the next pass. */
   remove(d: Deployment, revisionIds: string[]): Promise<void>;
+  /** The reconciler stops: what it stops (local children) or leaves running (a cluster's objects). */
   stopAll(): Promise<void>;
   /** Set by the reconciler: an instance ended without being stopped. */
   onExit?: (inst: RuntimeInstance, how: string) => void;
 }
 
 export interface ReconcilerOptions {
-  store: CpStore;
+  source: ReconcileSource;
   runtime: Runtime;
-  router: DeploymentRouter;
+  router: Routes;
   logs: LogSink;
-  /** The target: null for the local machine (deployments without a listener), else a listener id. */
-  listenerId: string | null;
   log: (msg: string) => void;
+  /** A pass could not list the deployments (default: logged with its stack). */
+  onPassError?: (e: unknown) => void;
+  /** A revision failed (BUILD_FAILED, DEPLOY_FAILED), could not start again, or a deletion failed. */
+  onFailure?: (message: string) => void;
   /** Period of the loop (default 1 s). */
   intervalMs?: number;
   /** How long a switch waits for requests in flight to the old revision before stopping it (default 10 s). */
@@ -82,6 +143,26 @@ const PENDING: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
 const STARTED: RevisionStatus[] = ["BUILDING", "AWAITING_DEPLOY", "DEPLOYING"];
 const isFinal = (s: RevisionStatus) => FINAL_REVISION_STATUSES.includes(s);
 const ALL = { limit: 10_000, offset: 0 };
+
+/** The reconciler's source on the control plane's store: the local machine (null) or a listener's deployments. */
+export function storeSource(store: CpStore, listenerId: string | null): ReconcileSource {
+  return {
+    deployments: () => store.deploymentsFor(listenerId),
+    deployment: async (id) => {
+      const deployment = await store.getDeploymentById(id);
+      return deployment ? { deployment, revisions: await store.listRevisions(id, ALL) } : null;
+    },
+    revision: (deploymentId, revisionId) => store.getRevision(deploymentId, revisionId),
+    setRevisionStatus: (_d, revisionId, status, message) =>
+      store.setRevisionStatus(revisionId, status, message),
+    skipPendingRevisions: async (id, except) => void (await store.skipPendingRevisions(id, except)),
+    updateDeployment: async (id, patch) => void (await store.updateDeployment(id, patch)),
+    purge: (id) => store.purgeDeployment(id),
+    appendLogs: (lines) => store.appendLogs(lines),
+  };
+}
+
+export { PENDING as PENDING_REVISION_STATUSES };
 
 export class Reconciler {
   private jobs = new Map<string, Job>();
@@ -132,7 +213,7 @@ export class Reconciler {
       b.notBefore = Date.now() + Math.min(60_000, 1_000 * 2 ** (b.attempts - 1));
       this.backoff.set(inst.revisionId, b);
       this.o.log(
-        `control plane: revision ${inst.revisionId} of deployment ${inst.deploymentId} exited (${how}); restarting`,
+        `revision ${inst.revisionId} of deployment ${inst.deploymentId} exited (${how}); restarting`,
       );
       this.wake();
     };
@@ -153,10 +234,36 @@ export class Reconciler {
         try {
           await this.reconcileAll();
         } catch (e) {
-          this.o.log(`control plane: reconcile pass failed: ${(e as Error).stack ?? e}`);
+          if (this.o.onPassError) this.o.onPassError(e);
+          else this.o.log(`reconcile pass failed: ${(e as Error).stack ?? e}`);
         }
       } while (this.again && !this.stopped);
     })().finally(() => (this.pass = null));
+  }
+
+  /**
+   * One pass without the timer, then waits for what it started (roll-outs, restarts, deletions) to end.
+   * Throws what made the pass fail (the deployments could not be listed).
+   */
+  async once(): Promise<void> {
+    while (this.pass) await this.pass;
+    const pass = this.reconcileAll();
+    this.pass = pass.catch(() => {}).finally(() => (this.pass = null));
+    await pass;
+    for (;;) {
+      const busy = [
+        ...[...this.jobs.values()].map((j) => j.done),
+        ...[...this.restores.values()].map((r) => r.done),
+        ...this.deleting.values(),
+      ];
+      if (!busy.length) return;
+      await Promise.all(busy);
+    }
+  }
+
+  private failed(message: string): void {
+    this.o.log(message);
+    this.o.onFailure?.(message);
   }
 
   /** Stops the loop, interrupts builds and starts (their revisions are redone on the next start), stops every child. */
@@ -194,16 +301,16 @@ export class Reconciler {
   }
 
   private async reconcileAll(): Promise<void> {
-    const deployments = await this.o.store.deploymentsFor(this.o.listenerId);
+    const deployments = await this.o.source.deployments();
     for (const d of deployments) {
       if (this.stopped) return;
       // Busy with a switch or a deletion: the next pass looks again.
       if (this.locks.has(d.id)) continue;
       await this.withLock(d.id, () => this.reconcile(d.id)).catch((e) =>
-        this.o.log(`control plane: deployment ${d.id}: ${(e as Error).stack ?? e}`),
+        this.failed(`deployment ${d.id}: ${(e as Error).stack ?? e}`),
       );
     }
-    // Instances of deployments the store no longer lists for this target.
+    // Instances of deployments the source no longer lists for this target.
     const known = new Set(deployments.map((d) => d.id));
     for (const inst of this.o.runtime.running()) {
       if (known.has(inst.deploymentId) || this.locks.has(inst.deploymentId)) continue;
@@ -214,23 +321,21 @@ export class Reconciler {
 
   /** One deployment, under its lock. */
   private async reconcile(id: string): Promise<void> {
-    const { store, runtime } = this.o;
-    const d = await store.getDeploymentById(id);
-    if (!d) return;
+    const { source, runtime } = this.o;
+    const state = await source.deployment(id);
+    if (!state) return;
+    const { deployment: d, revisions } = state;
     if (d.deleted_at) {
       if (!this.deleting.has(id)) {
         this.deleting.set(
           id,
           this.remove(d)
-            .catch((e) =>
-              this.o.log(`control plane: deleting deployment ${id} failed: ${(e as Error).stack ?? e}`),
-            )
+            .catch((e) => this.failed(`deleting deployment ${id} failed: ${(e as Error).stack ?? e}`))
             .finally(() => this.deleting.delete(id)),
         );
       }
       return;
     }
-    const revisions = await store.listRevisions(id, ALL);
     // The desired revision: the newest one not failed, skipped or interrupted.
     const desired = revisions.find((r) => !isFinal(r.status));
     const job = this.jobs.get(id);
@@ -241,12 +346,12 @@ export class Reconciler {
       if (
         revisions.some((r) => r.id !== desired.id && r.id !== job?.revisionId && PENDING.includes(r.status))
       ) {
-        await store.skipPendingRevisions(id, desired.id);
+        await source.skipPendingRevisions(id, desired.id);
       }
       for (const r of revisions) {
         if (r.id === desired.id || r.id === job?.revisionId || r.id === d.active_revision_id) continue;
         if (!STARTED.includes(r.status)) continue;
-        await store.setRevisionStatus(r.id, "INTERRUPTED", `Superseded by revision ${desired.id}`);
+        await source.setRevisionStatus(id, r.id, "INTERRUPTED", `Superseded by revision ${desired.id}`);
       }
     }
 
@@ -263,7 +368,7 @@ export class Reconciler {
     if (job || !desired || desired.status === "CREATING" || desired.status === "UNKNOWN") return;
     if (desired.id === d.active_revision_id) {
       // Switched, but stopped before the revision's own status was written.
-      if (desired.status !== "DEPLOYED") await store.setRevisionStatus(desired.id, "DEPLOYED");
+      if (desired.status !== "DEPLOYED") await source.setRevisionStatus(id, desired.id, "DEPLOYED");
       return;
     }
     this.startJob(d, desired);
@@ -281,7 +386,7 @@ export class Reconciler {
     if (this.restores.has(d.id)) return;
     // Its process is gone: 503 rather than a dead target until it answers again.
     this.o.router.setTarget(d.id, null);
-    const r = revisions.find((x) => x.id === activeId) ?? (await this.o.store.getRevision(d.id, activeId));
+    const r = revisions.find((x) => x.id === activeId) ?? (await this.o.source.revision(d.id, activeId));
     if (!r) return;
     const b = this.backoff.get(r.id);
     if (b && Date.now() < b.notBefore) return;
@@ -294,7 +399,7 @@ export class Reconciler {
   }
 
   private async restore(d: Deployment, r: Revision, signal: AbortSignal): Promise<void> {
-    const { runtime, store, router } = this.o;
+    const { runtime, source, router } = this.o;
     const dlog = (level: LogLevel, m: string) => this.dlog(d.id, r.id, level, m);
     try {
       dlog("INFO", `Revision ${r.id} is the live revision but is not running: starting it again`);
@@ -305,12 +410,12 @@ export class Reconciler {
       const inst = await runtime.start(d, r, signal);
       let live = false;
       await this.withLock(d.id, async () => {
-        const cur = await store.getDeploymentById(d.id);
+        const cur = (await source.deployment(d.id))?.deployment;
         if (this.stopped || signal.aborted || !cur || cur.deleted_at || cur.active_revision_id !== r.id)
           return;
         if (this.jobs.get(d.id)?.committing) return;
         router.setTarget(d.id, inst.url);
-        if (cur.status !== "READY") await store.updateDeployment(d.id, { status: "READY" });
+        if (cur.status !== "READY") await source.updateDeployment(d.id, { status: "READY" });
         live = true;
       });
       if (!live) {
@@ -326,9 +431,7 @@ export class Reconciler {
       b.notBefore = Date.now() + Math.min(60_000, 1_000 * 2 ** (b.attempts - 1));
       this.backoff.set(r.id, b);
       dlog("ERROR", `Could not start revision ${r.id} again: ${(e as Error).message}`);
-      this.o.log(
-        `control plane: deployment ${d.id}: could not start revision ${r.id} again: ${(e as Error).message}`,
-      );
+      this.failed(`deployment ${d.id}: could not start revision ${r.id} again: ${(e as Error).message}`);
     }
   }
 
@@ -340,7 +443,7 @@ export class Reconciler {
       done: Promise.resolve(),
     };
     job.done = this.rollOut(d, r, job)
-      .catch((e) => this.o.log(`control plane: revision ${r.id}: ${(e as Error).stack ?? e}`))
+      .catch((e) => this.failed(`revision ${r.id}: ${(e as Error).stack ?? e}`))
       .finally(() => {
         if (this.jobs.get(d.id) === job) this.jobs.delete(d.id);
         this.wake();
@@ -350,18 +453,18 @@ export class Reconciler {
 
   /** Builds and starts a revision, switches the deployment to it, stops the predecessor. */
   private async rollOut(d: Deployment, r: Revision, job: Job): Promise<void> {
-    const { store, runtime, router } = this.o;
+    const { source, runtime, router } = this.o;
     const signal = job.ac.signal;
     const dlog = (level: LogLevel, m: string) => this.dlog(d.id, r.id, level, m);
     /** Throws Interrupted when the revision is no longer wanted; else writes its next status. */
     const proceed = async (status?: RevisionStatus) => {
       if (signal.aborted || this.stopped) throw new Interrupted();
-      const cur = await store.getRevision(d.id, r.id);
+      const cur = await source.revision(d.id, r.id);
       if (!cur || isFinal(cur.status)) throw new Interrupted();
       if (!status) return;
       // A client that sees the status finds the log lines that led to it.
       await this.o.logs.flush();
-      await store.setRevisionStatus(r.id, status);
+      await source.setRevisionStatus(d.id, r.id, status);
     };
     let started = false;
     let switched = false;
@@ -385,7 +488,7 @@ export class Reconciler {
       await this.restores.get(d.id)?.done;
       await this.withLock(d.id, async () => {
         await proceed();
-        const revisions = await store.listRevisions(d.id, ALL);
+        const revisions = (await source.deployment(d.id))?.revisions ?? [];
         if (revisions.find((x) => !isFinal(x.status))?.id !== r.id) throw new Interrupted();
         const running = runtime.running().filter((i) => i.deploymentId === d.id);
         if (!running.some((i) => i.revisionId === r.id)) {
@@ -401,12 +504,12 @@ export class Reconciler {
           await runtime.stop(d.id, old.revisionId);
         }
         await runtime.takeOver(inst);
-        await store.updateDeployment(d.id, { active_revision_id: r.id, status: "READY" });
+        await source.updateDeployment(d.id, { active_revision_id: r.id, status: "READY" });
         dlog("INFO", `Revision ${r.id} deployed`);
         await this.o.logs.flush();
-        await store.setRevisionStatus(r.id, "DEPLOYED");
+        await source.setRevisionStatus(d.id, r.id, "DEPLOYED");
         this.jobs.delete(d.id);
-        this.o.log(`control plane: deployment ${d.id}: revision ${r.id} deployed at ${inst.url}`);
+        this.o.log(`deployment ${d.id}: revision ${r.id} deployed at ${inst.url}`);
       });
     } catch (e) {
       if (switched) {
@@ -418,25 +521,28 @@ export class Reconciler {
       if (this.stopped) return;
       await this.o.logs.flush();
       if (e instanceof Interrupted || signal.aborted) {
-        const cur = await store.getRevision(d.id, r.id);
+        const cur = await source.revision(d.id, r.id);
         if (cur && !isFinal(cur.status) && cur.status !== "DEPLOYED") {
-          await store.setRevisionStatus(r.id, "INTERRUPTED", "Superseded by a newer revision");
+          await source.setRevisionStatus(d.id, r.id, "INTERRUPTED", "Superseded by a newer revision");
         }
         dlog("INFO", `Revision ${r.id} interrupted: a newer revision supersedes it`);
       } else if (e instanceof BuildError) {
-        await store.setRevisionStatus(r.id, "BUILD_FAILED", e.message);
+        await source.setRevisionStatus(d.id, r.id, "BUILD_FAILED", e.message);
         dlog("ERROR", `Build of revision ${r.id} failed: ${e.message}`);
-        this.o.log(`control plane: deployment ${d.id}: build of revision ${r.id} failed: ${e.message}`);
+        this.failed(`deployment ${d.id}: build of revision ${r.id} failed: ${e.message}`);
       } else {
         const reason = e instanceof StartError ? e.message : `deploy error: ${(e as Error).message}`;
-        await store.setRevisionStatus(r.id, "DEPLOY_FAILED", reason);
+        await source.setRevisionStatus(d.id, r.id, "DEPLOY_FAILED", reason);
         dlog("ERROR", `Deploy of revision ${r.id} failed: ${reason}`);
-        this.o.log(`control plane: deployment ${d.id}: deploy of revision ${r.id} failed: ${reason}`);
+        this.failed(`deployment ${d.id}: deploy of revision ${r.id} failed: ${reason}`);
       }
     }
   }
 
-  /** A deleted deployment: its processes stop, its URL goes, its builds and data are removed, then its records. */
+  /**
+   * A deleted deployment: its processes stop, its URL goes, its builds, data and objects are removed, then its
+   * records (when removing failed, the next pass tries again: nothing is left behind unknown).
+   */
   private async remove(d: Deployment): Promise<void> {
     const job = this.jobs.get(d.id);
     const restore = this.restores.get(d.id);
@@ -445,24 +551,25 @@ export class Reconciler {
     await job?.done;
     await restore?.done;
     await this.withLock(d.id, async () => {
-      const { runtime, store, router } = this.o;
+      const { runtime, source, router } = this.o;
       router.setTarget(d.id, null);
       for (const inst of runtime.running()) {
         if (inst.deploymentId === d.id) await runtime.stop(d.id, inst.revisionId);
       }
-      const revisions = await store.listRevisions(d.id, ALL);
+      const revisions = (await source.deployment(d.id))?.revisions ?? [];
       try {
         await runtime.remove(
           d,
           revisions.map((r) => r.id),
         );
       } catch (e) {
-        this.o.log(`control plane: deployment ${d.id}: removing its data failed: ${(e as Error).message}`);
+        this.failed(`deployment ${d.id}: removing it failed (retried): ${(e as Error).message}`);
+        return;
       }
       this.o.logs.forget(d.id);
-      await store.purgeDeployment(d.id);
+      await source.purge(d.id);
       for (const r of revisions) this.backoff.delete(r.id);
-      this.o.log(`control plane: deployment ${d.id} deleted`);
+      this.o.log(`deployment ${d.id} deleted`);
     });
   }
 }

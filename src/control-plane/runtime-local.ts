@@ -12,7 +12,7 @@ import pg from "pg";
 import { buildDirOf, buildRevision, existingBuild } from "./builder.js";
 import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
 import { LogSink } from "./log-sink.js";
-import { Reconciler, StartError, type Runtime, type RuntimeInstance } from "./reconcile.js";
+import { Reconciler, StartError, storeSource, type Runtime, type RuntimeInstance } from "./reconcile.js";
 import { DeploymentRouter } from "./router.js";
 import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "./types.js";
 
@@ -359,7 +359,7 @@ export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconcil
     const d = await store.getDeploymentById(id);
     return !!d && !d.deleted_at;
   });
-  const logs = new LogSink(store, log);
+  const logs = new LogSink(store, (m) => log(`control plane: ${m}`));
   const runtime = new LocalRuntime({
     dataDir: ctx.dataDir,
     databaseUrl: ctx.databaseUrl,
@@ -369,12 +369,11 @@ export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconcil
     log: (d, r, kind, level, message) => logs.write(d, r, kind, level, message),
   });
   const reconciler = new Reconciler({
-    store,
+    source: storeSource(store, null),
     runtime,
     router,
     logs,
-    listenerId: null,
-    log,
+    log: (m) => log(`control plane: ${m}`),
     intervalMs: ctx.intervalMs,
     drainMs: ctx.drainMs,
     maxConcurrentBuilds: ctx.maxConcurrentBuilds,

@@ -1,10 +1,12 @@
-// `startControlPlane`: opens the store, bootstraps tenancy, builds the app (plus extra routes such as the
-// deployment router), listens, then starts the reconciler, which the API wakes after every change.
+// `startControlPlane`: opens the store (SQLite in the data dir, or PostgreSQL), bootstraps tenancy, builds the
+// app (plus extra routes such as the deployment router), listens, then starts the reconciler, which the API
+// wakes after every change.
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { bootstrap } from "./admin.js";
 import { buildCpApp } from "./app.js";
 import type { CpContext } from "./context.js";
+import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "./store-postgres.js";
 import { openCpSqliteStore } from "./store-sqlite.js";
 import type { CpStore } from "./types.js";
 import { DEFAULT_MAX_UPLOAD_BYTES } from "./uploads.js";
@@ -44,6 +46,11 @@ export interface ControlPlaneOptions {
   env?: NodeJS.ProcessEnv;
   /** A store to use instead of `<dataDir>/control-plane.db`. */
   store?: CpStore;
+  /**
+   * Keep the store on PostgreSQL (in `schema`, default "hangar_control_plane") instead of
+   * `<dataDir>/control-plane.db`; the data directory still holds uploads, builds and deployments' data.
+   */
+  database?: { url: string; schema?: string };
 }
 
 export interface ControlPlane {
@@ -76,7 +83,12 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const log = opts.log ?? ((msg: string) => console.log(msg));
   const dataDir = resolve(opts.dataDir);
   const maxBytes = maxUploadBytes(opts, env);
-  const store = opts.store ?? openCpSqliteStore(dataDir);
+  const pgSchema = opts.database ? (opts.database.schema ?? DEFAULT_CP_SCHEMA) : undefined;
+  const store =
+    opts.store ??
+    (opts.database
+      ? await openCpPostgresStore({ url: opts.database.url, schema: pgSchema, dataDir })
+      : openCpSqliteStore(dataDir));
   let publicUrl = "";
   let reconciler: ReconcilerHandle | undefined;
   const ctx: CpContext = {
@@ -89,7 +101,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   };
   let app: FastifyInstance | undefined;
   try {
-    await bootstrap(store, env, dataDir, log);
+    await bootstrap(store, env, dataDir, log, opts.store ? undefined : pgSchema);
     app = await buildCpApp(
       ctx,
       opts.extraRoutes ? (a) => opts.extraRoutes!(a, { store, dataDir, log }) : undefined,

@@ -265,5 +265,11 @@ export interface CpStore {
   appendLogs(lines: LogLine[]): Promise<void>;
   readLogs(deploymentId: string, q: LogQuery): Promise<LogLine[]>;
 
+  /**
+   * Runs `fn` while no other process on the same store runs it (PostgreSQL: several control planes may share
+   * a database, and a fresh one's bootstrap must happen once). Absent: `fn` simply runs.
+   */
+  exclusive?<T>(fn: () => Promise<T>): Promise<T>;
+
   close(): Promise<void>;
 }

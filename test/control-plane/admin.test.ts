@@ -2,13 +2,12 @@
 // HANGAR_CP_BOOTSTRAP_API_KEY / HANGAR_CP_BOOTSTRAP_PLAN, the instructions of a fresh one without a key, the
 // admin commands (server stopped or running), keys stored only as their SHA-256, and data kept across restarts.
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
-import { join } from "node:path";
 import { afterEach, describe, expect, it } from "vitest";
 import { cleanupDir, runHangar, tempDir } from "../helpers/server.ts";
 import {
   cpAdmin,
   cpClient,
+  cpStoreDump,
   createdId,
   createdKey,
   startCp,
@@ -55,10 +54,7 @@ describe("control-plane start-up", () => {
     expect(d.status).toBe(201);
     expect(d.body.tenant_id).toBe(ws);
     // The key itself is not stored: only its SHA-256.
-    const db = ["control-plane.db", "control-plane.db-wal"]
-      .filter((f) => existsSync(join(dir, f)))
-      .map((f) => readFileSync(join(dir, f)).toString("latin1"))
-      .join("");
+    const db = await cpStoreDump(dir);
     expect(db).not.toContain("boot-key");
     expect(db).toContain(createHash("sha256").update("boot-key").digest("hex"));
 

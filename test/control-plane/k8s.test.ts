@@ -13,20 +13,17 @@ import yaml from "js-yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
 import {
   K8sRuntime,
+  KubeCluster,
   LABELS,
   RenderError,
   namespaceFor,
   renderRevision,
+  serviceUrl,
   toYaml,
+  type Cluster,
   type HangarObject,
 } from "../../src/control-plane/k8s.ts";
-import {
-  ControlPlaneClient,
-  ListenerLoop,
-  planFor,
-  type Assignment,
-  type ListenerRuntime,
-} from "../../src/control-plane/listener.ts";
+import { ControlPlaneClient, listenerReconciler, type Assignment } from "../../src/control-plane/listener.ts";
 import type { Deployment, Listener, Revision } from "../../src/control-plane/types.ts";
 import { startCp, cpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { expectValidObject, schemaErrors, wire } from "../helpers/k8s-schema.ts";
@@ -323,36 +320,18 @@ describe("renderRevision", () => {
     ).toThrow(/without REDIS_URL/);
   });
 
-  it("picks the namespace and the revision to run", () => {
+  it("picks the namespace", () => {
     const d = deployment();
     expect(namespaceFor(d)).toBe("default");
     expect(namespaceFor(d, { compute_config: { k8s_namespaces: ["a", "b"] } })).toBe("a");
     d.source_config.listener_config = { k8s_namespace: "c" };
     expect(namespaceFor(d, { compute_config: { k8s_namespaces: ["a"] } })).toBe("c");
-
-    const a = (latest: Revision | null, active: Revision | null = null): Assignment => ({
-      deployment: d,
-      latest_revision: latest,
-      active_revision: active,
-      secrets: [],
-    });
-    const live = revision(d, { status: "DEPLOYED" });
-    expect(planFor(a(revision(d, { status: "QUEUED" })))).toMatchObject({ action: "deploy" });
-    expect(planFor(a(revision(d, { status: "DEPLOYING" })))).toMatchObject({ action: "deploy" });
-    expect(planFor(a(live, live))).toEqual({ action: "ensure", revision: live });
-    expect(planFor(a(revision(d, { status: "DEPLOY_FAILED" }), live))).toEqual({
-      action: "ensure",
-      revision: live,
-    });
-    expect(planFor(a(revision(d, { status: "BUILD_FAILED" })))).toEqual({ action: "wait" });
-    const src = revision(d, { status: "QUEUED", source: "internal_source", source_revision_config: {} });
-    expect(planFor(a(src))).toEqual({ action: "wait" });
-    expect(planFor({ ...a(live), deployment: { ...d, deleted_at: now } })).toEqual({ action: "remove" });
   });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
-// A fake control plane: the listener endpoints, recording what the listener sends.
+// A fake control plane: the listener endpoints, recording what the listener sends and keeping what it reports
+// (revision statuses, the active revision, removals), as the real one does.
 
 interface FakeCp {
   url: string;
@@ -401,20 +380,35 @@ async function fakeControlPlane(): Promise<FakeCp> {
       return send(404, { detail: `Listener ID ${req.url!.split("/")[3]} not found.` });
     const rest = req.url!.slice(base.length);
     if (req.method === "GET" && rest === "") return send(200, listener);
+    // The control plane's shape: the deployment's fields, secrets in clear, its revisions beside them.
+    const out = (a: Assignment) => ({ ...a.deployment, revisions: a.revisions });
     if (req.method === "GET" && rest === "/assignments") {
-      // The control plane's shape: the deployment's fields, secrets in clear, its revisions beside them.
-      return send(200, {
-        resources: cp.assignments.map((a) => ({
-          ...a.deployment,
-          secrets: a.secrets,
-          latest_revision: a.latest_revision,
-          active_revision: a.active_revision,
-        })),
-      });
+      return send(200, { resources: cp.assignments.map(out) });
     }
-    if (req.method === "POST" && /^\/revisions\/[^/]+\/status$/.test(rest)) return send(200, {});
+    const one = /^\/assignments\/([^/]+)$/.exec(rest);
+    const a = one && cp.assignments.find((x) => x.deployment.id === one[1]);
+    if (one && !a) return send(404, { detail: `Deployment ID ${one[1]} not found.` });
+    if (req.method === "GET" && a) return send(200, out(a));
+    if (req.method === "PATCH" && a) {
+      Object.assign(a.deployment, body);
+      return send(200, out(a));
+    }
+    if (req.method === "DELETE" && a) {
+      cp.assignments = cp.assignments.filter((x) => x !== a);
+      return send(204);
+    }
+    const status = /^\/revisions\/([^/]+)\/status$/.exec(rest);
+    if (req.method === "POST" && status) {
+      for (const x of cp.assignments) {
+        const r = x.revisions.find((y) => y.id === status[1]);
+        if (!r) continue;
+        Object.assign(r, { status: body.status, status_message: body.message ?? null });
+        if (body.status === "DEPLOYED") x.deployment.active_revision_id = r.id;
+        return send(200, r);
+      }
+      return send(404, { detail: `Revision ID ${status[1]} not found.` });
+    }
     if (req.method === "POST" && rest === "/logs") return send(204);
-    if (req.method === "DELETE" && rest.startsWith("/assignments/")) return send(204);
     send(404, { detail: "Not Found" });
   });
   cp.url = await listen(server);
@@ -452,26 +446,21 @@ describe("hangar listener", () => {
   });
 
   it("--dry-run --once prints valid Kubernetes objects of the revisions to run, and reports nothing", async () => {
-    const dev = deployment({}, { listener_config: { k8s_namespace: "agents" } });
+    const dev = deployment(
+      { secrets: [{ name: "K", value: "v" }] },
+      { listener_config: { k8s_namespace: "agents" } },
+    );
     const devRev = revision(dev);
     const prod = deployment({ name: "prod-agent" }, { deployment_type: "prod" });
     const prodLive = revision(prod, { status: "DEPLOYED" });
     const prodFailed = revision(prod, { status: "DEPLOY_FAILED" });
+    prod.active_revision_id = prodLive.id;
     const building = deployment({ name: "not-yet" });
     cp.assignments = [
-      {
-        deployment: dev,
-        latest_revision: devRev,
-        active_revision: null,
-        secrets: [{ name: "K", value: "v" }],
-      },
-      { deployment: prod, latest_revision: prodFailed, active_revision: prodLive, secrets: [] },
-      {
-        deployment: building,
-        latest_revision: revision(building, { status: "CREATING" }),
-        active_revision: null,
-        secrets: [],
-      },
+      { deployment: dev, revisions: [devRev] },
+      // A newer revision failed: the active one is what runs.
+      { deployment: prod, revisions: [prodFailed, prodLive] },
+      { deployment: building, revisions: [revision(building, { status: "CREATING" })] },
     ];
     const { code, stdout, stderr } = await runListenerCli([
       "--control-plane",
@@ -490,7 +479,12 @@ describe("hangar listener", () => {
     expect(stderr).not.toMatch(/error/i);
     expect(code).toBe(0);
     expect(stdout.startsWith("---\n")).toBe(true);
-    const docs = documents(stdout);
+    // Deployments are reconciled concurrently: each one's objects come together, in either order.
+    const docs = documents(stdout).sort(
+      (a, b) =>
+        Number(a.metadata.labels[LABELS.deploymentId] === prod.id) -
+        Number(b.metadata.labels[LABELS.deploymentId] === prod.id),
+    );
     expect(docs.map((o) => `${o.kind}/${o.metadata.name}`)).toEqual([
       `Secret/hangar-${dev.id.replace(/-/g, "").slice(0, 12)}-env`,
       `Deployment/hangar-${dev.id.replace(/-/g, "").slice(0, 12)}-all`,
@@ -502,7 +496,9 @@ describe("hangar listener", () => {
     ]);
     docs.forEach(expectValidObject);
     // The library reads them back as its own models.
-    expect(k8s.loadAllYaml(stdout).map((o) => o.constructor.name)).toEqual([
+    const devFirst = documents(stdout)[0].metadata.labels[LABELS.deploymentId] === dev.id;
+    const models = k8s.loadAllYaml(stdout).map((o) => o.constructor.name);
+    expect(devFirst ? models : [...models.slice(4), ...models.slice(0, 4)]).toEqual([
       "V1Secret",
       "V1Deployment",
       "V1Service",
@@ -512,26 +508,26 @@ describe("hangar listener", () => {
       "V1Service",
     ]);
     // Exactly what the renderer gives: dev in its own namespace, prod (its active revision) in the listener's.
-    const expected = [
-      ...renderRevision({
-        deployment: dev,
-        revision: devRev,
-        secrets: [{ name: "K", value: "v" }],
-        namespace: "agents",
-        image: "unused",
-      }),
-      ...renderRevision({
-        deployment: prod,
-        revision: prodLive,
-        secrets: [],
-        namespace: "agents",
-        image: "unused",
-        databaseUrl: "postgres://db/agents",
-        redisUrl: "redis://redis",
-      }),
-    ];
-    expect(docs).toEqual(wire(expected));
-    expect(stdout).toBe(toYaml(expected));
+    const devObjects = renderRevision({
+      deployment: dev,
+      revision: devRev,
+      secrets: [{ name: "K", value: "v" }],
+      namespace: "agents",
+      image: "unused",
+    });
+    const prodObjects = renderRevision({
+      deployment: prod,
+      revision: prodLive,
+      secrets: [],
+      namespace: "agents",
+      image: "unused",
+      databaseUrl: "postgres://db/agents",
+      redisUrl: "redis://redis",
+    });
+    expect(docs).toEqual(wire([...devObjects, ...prodObjects]));
+    expect(stdout).toBe(
+      devFirst ? toYaml(devObjects) + toYaml(prodObjects) : toYaml(prodObjects) + toYaml(devObjects),
+    );
     // A dry run reports nothing.
     expect(cp.requests.filter((r) => r.method !== "GET")).toEqual([]);
   });
@@ -574,73 +570,109 @@ describe("hangar listener", () => {
     expect((badKey.stdout + unknown.stdout + down.stdout + missing.stdout).trim()).toBe("");
   });
 
-  it("without --dry-run: rolls out through a runtime and reports DEPLOYING, DEPLOYED, DEPLOY_FAILED, removals", async () => {
+  it("without --dry-run: the reconcile loop rolls out on a cluster and reports every status, DEPLOY_FAILED, removals", async () => {
     const applied: HangarObject[][] = [];
-    const removed: string[] = [];
-    const runtime: ListenerRuntime = {
+    const deleted: string[] = [];
+    const idOf = (objects: HangarObject[]) => objects[0].metadata!.labels![LABELS.deploymentId];
+    const cluster: Cluster = {
       apply: async (objects) => {
         applied.push(objects);
-        if (objects[0].metadata!.labels![LABELS.deploymentId] === bad.id) throw new Error("quota exceeded");
-        return { url: "http://in-cluster" };
+        if (idOf(objects) === bad.id) throw new Error("quota exceeded");
       },
-      remove: async (id) => void removed.push(id),
+      delete: async (id) => void deleted.push(id),
     };
     const good = deployment();
     const bad = deployment({ name: "bad" });
     const noDb = deployment({ name: "no-db" }, { deployment_type: "prod" });
+    const src = deployment({ name: "src", source: "github", source_revision_config: {} });
+    const failed = deployment({ name: "failed-before" });
     const gone = deployment({ name: "gone", deleted_at: now });
     const goodRev = revision(good);
     const badRev = revision(bad, { status: "AWAITING_DEPLOY" });
     const noDbRev = revision(noDb);
+    const srcRev = revision(src);
     cp.assignments = [
-      { deployment: good, latest_revision: goodRev, active_revision: null, secrets: [] },
-      { deployment: bad, latest_revision: badRev, active_revision: null, secrets: [] },
-      { deployment: noDb, latest_revision: noDbRev, active_revision: null, secrets: [] },
-      { deployment: gone, latest_revision: null, active_revision: null, secrets: [] },
+      { deployment: good, revisions: [goodRev] },
+      { deployment: bad, revisions: [badRev] },
+      { deployment: noDb, revisions: [noDbRev] },
+      { deployment: src, revisions: [srcRev] },
+      { deployment: failed, revisions: [revision(failed, { status: "BUILD_FAILED" })] },
+      { deployment: gone, revisions: [] },
     ];
     const logs: string[] = [];
-    const loop = new ListenerLoop({
-      client: new ControlPlaneClient({ url: cp.url, apiKey: cp.key, listenerId: cp.listenerId }),
-      runtime,
+    const failures: string[] = [];
+    const client = new ControlPlaneClient({ url: cp.url, apiKey: cp.key, listenerId: cp.listenerId });
+    const reconciler = listenerReconciler({
+      client,
+      cluster,
       image: "unused",
-      out: () => expect.fail("nothing is printed without --dry-run"),
       log: (m) => logs.push(m),
+      onFailure: (m) => failures.push(m),
     });
-    const result = await loop.pass();
-    expect(result).toEqual({ deployed: [goodRev.id], failed: [badRev.id, noDbRev.id], removed: [gone.id] });
-    expect(applied.map((o) => o.map((x) => x.kind))).toEqual([
-      ["Secret", "Deployment", "Service"],
-      ["Secret", "Deployment", "Service"],
+    await reconciler.once();
+
+    // Rolled out once each (concurrently: in any order); the failed first revision's objects are deleted again.
+    expect(applied.map((o) => [idOf(o), o.map((x) => x.kind)]).sort()).toEqual(
+      [
+        [good.id, ["Secret", "Deployment", "Service"]],
+        [bad.id, ["Secret", "Deployment", "Service"]],
+      ].sort(),
+    );
+    expect(deleted.sort()).toEqual([bad.id, gone.id].sort());
+    const statuses = (rid: string) =>
+      cp.requests
+        .filter((r) => r.path.endsWith(`/revisions/${rid}/status`))
+        .map((r) => (r.body.message ? [r.body.status, r.body.message] : r.body.status));
+    const steps = ["AWAITING_BUILD", "BUILDING", "AWAITING_DEPLOY", "DEPLOYING"];
+    expect(statuses(goodRev.id)).toEqual([...steps, "DEPLOYED"]);
+    expect(statuses(badRev.id)).toEqual([...steps, ["DEPLOY_FAILED", "roll-out failed: quota exceeded"]]);
+    expect(statuses(noDbRev.id)).toEqual([
+      ...steps,
+      ["DEPLOY_FAILED", expect.stringMatching(/^a prod deployment runs on PostgreSQL \+ Redis/)],
     ]);
-    expect(removed).toEqual([gone.id]);
-    const statuses = cp.requests
-      .filter((r) => r.path.endsWith("/status"))
-      .map((r) => [r.path.split("/")[5], r.body.status, r.body.message]);
-    expect(statuses).toEqual([
-      [goodRev.id, "DEPLOYING", null],
-      [goodRev.id, "DEPLOYED", null],
-      [badRev.id, "DEPLOYING", null],
-      [badRev.id, "DEPLOY_FAILED", "roll-out failed: quota exceeded"],
-      [noDbRev.id, "DEPLOY_FAILED", expect.stringMatching(/^a prod deployment runs on PostgreSQL \+ Redis/)],
+    expect(statuses(srcRev.id)).toEqual([
+      ...steps,
+      ["DEPLOY_FAILED", expect.stringMatching(/^a listener runs images: 'github' deployments are built/)],
+    ]);
+    expect(failures).toHaveLength(3);
+    // The switch: the deployment's active revision and status, as the local reconciler sets them.
+    expect(cp.requests.filter((r) => r.method === "PATCH")).toEqual([
+      {
+        method: "PATCH",
+        path: `/v2/listeners/${cp.listenerId}/assignments/${good.id}`,
+        body: { active_revision_id: goodRev.id, status: "READY" },
+      },
     ]);
     expect(cp.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual([
       `/v2/listeners/${cp.listenerId}/assignments/${gone.id}`,
     ]);
     const logLines = cp.requests.filter((r) => r.path.endsWith("/logs")).flatMap((r) => r.body.lines);
     expect(logLines.every((l: any) => l.kind === "deploy")).toBe(true);
-    expect(logLines.map((l: any) => l.message)).toContain("listener: roll-out failed: quota exceeded");
+    expect(logLines.map((l: any) => l.message)).toContain("roll-out failed: quota exceeded");
+    expect(logLines.map((l: any) => l.message)).toContain(
+      `Revision ${goodRev.id} rolled out; in-cluster URL ${serviceUrl(good.id, "agents")}`,
+    );
 
-    // Done once: the next pass does not roll the same revisions out again.
+    // Done once: the next pass does not roll the same revisions out again, nor report anything.
     cp.requests.length = 0;
     applied.length = 0;
-    await loop.pass();
+    await reconciler.once();
     expect(applied).toEqual([]);
     expect(cp.requests.filter((r) => r.method !== "GET")).toEqual([]);
+    await reconciler.stop();
+
+    // A new listener process applies the live revision again (nothing else), and reports no status.
+    const again = listenerReconciler({ client, cluster, image: "unused", log: (m) => logs.push(m) });
+    await again.once();
+    await again.stop();
+    expect(applied.map(idOf)).toEqual([good.id]);
+    expect(cp.requests.filter((r) => r.method !== "GET" && !r.path.endsWith("/logs"))).toEqual([]);
   });
 });
 
 // ---------------------------------------------------------------------------------------------------------------
-// K8sRuntime against a fake Kubernetes API server: server-side apply, roll-out wait, deletion.
+// K8sRuntime against a fake Kubernetes API server: server-side apply, roll-out wait, deletion; and its in-place
+// updates (a new revision applied over its predecessor's objects, rolled back while the switch is not committed).
 
 describe("K8sRuntime", () => {
   let server: Server;
@@ -722,19 +754,26 @@ describe("K8sRuntime", () => {
     );
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(kubeconfig);
-    const runtime = new K8sRuntime({ kubeConfig: kc, log: () => {} });
-    const d = deployment();
+    const runtime = new K8sRuntime({
+      cluster: new KubeCluster({ kubeConfig: kc, log: () => {} }),
+      namespace: () => "agents",
+      image: "x",
+      log: () => {},
+    });
+    const d = deployment({ secrets: [{ name: "A", value: "b" }] });
+    const r = revision(d);
     const objects = renderRevision({
       deployment: d,
-      revision: revision(d),
+      revision: r,
       secrets: [{ name: "A", value: "b" }],
       namespace: "agents",
       image: "x",
     });
     const short = d.id.replace(/-/g, "").slice(0, 12);
 
-    const { url: svcUrl } = await runtime.apply(objects);
-    expect(svcUrl).toBe(`http://hangar-${short}-api.agents.svc.cluster.local`);
+    const inst = await runtime.start(d, r);
+    expect(inst.url).toBe(`http://hangar-${short}-api.agents.svc.cluster.local`);
+    expect(runtime.running()).toEqual([inst]);
     const patches = calls.filter((c) => c.method === "PATCH");
     expect(patches.map((c) => c.path)).toEqual([
       `/api/v1/namespaces/agents/secrets/hangar-${short}-env?fieldManager=hangar-listener&force=true`,
@@ -756,7 +795,8 @@ describe("K8sRuntime", () => {
     );
 
     calls.length = 0;
-    await runtime.remove(d.id, "agents");
+    await runtime.remove(d);
+    expect(runtime.running()).toEqual([]);
     expect(
       calls.filter((c) => c.method === "DELETE").map((c) => c.path.split("/").slice(-2).join("/")),
     ).toEqual([
@@ -767,6 +807,48 @@ describe("K8sRuntime", () => {
       `secrets/hangar-${short}-env`,
     ]);
     expect(store.size).toBe(0);
+  });
+
+  it("applies a new revision over the live one, rolls back while the switch is not committed", async () => {
+    const applied: string[] = [];
+    const deleted: string[] = [];
+    const failing = new Set<string>();
+    const revOf = (objects: HangarObject[]) => objects[0].metadata!.labels![LABELS.revisionId];
+    const runtime = new K8sRuntime({
+      cluster: {
+        apply: async (objects) => {
+          applied.push(revOf(objects));
+          if (failing.has(revOf(objects))) throw new Error("ImagePullBackOff");
+        },
+        delete: async (id) => void deleted.push(id),
+      },
+      namespace: () => "agents",
+      image: "x",
+      log: () => {},
+    });
+    const d = deployment();
+    const [r1, r2, r3, r4] = [revision(d), revision(d), revision(d), revision(d)];
+    const i1 = await runtime.start(d, r1);
+    await runtime.takeOver(i1);
+    // Stopping the predecessor after a switch leaves the objects (they are the new revision's).
+    const i2 = await runtime.start(d, r2);
+    expect(runtime.running()).toEqual([i2]);
+    await runtime.stop(d.id, r1.id);
+    await runtime.takeOver(i2);
+    // A start that fails rolls back to the live revision.
+    failing.add(r3.id);
+    await expect(runtime.start(d, r3)).rejects.toThrow("roll-out failed: ImagePullBackOff");
+    expect(runtime.running()).toEqual([i2]);
+    // A revision stopped before the switch is committed (superseded): rolled back too.
+    await runtime.start(d, r4);
+    await runtime.stop(d.id, r4.id);
+    expect(runtime.running()).toEqual([i2]);
+    expect(applied).toEqual([r1.id, r2.id, r3.id, r2.id, r4.id, r2.id]);
+    expect(deleted).toEqual([]);
+    // The live revision stopped, nothing to roll back to (deployment gone from the listener): its objects go.
+    await runtime.stop(d.id, r2.id);
+    expect(deleted).toEqual([d.id]);
+    expect(runtime.running()).toEqual([]);
   });
 });
 
@@ -825,37 +907,36 @@ describe("hangar listener against hangar control-plane", () => {
     const rev = await api.get(`/v2/deployments/${d.body.id}/revisions/${d.body.latest_revision_id}`);
     expect(rev.body.status).toBe("QUEUED");
 
-    // Rolled out (by a runtime standing in for the cluster): the control plane takes the reports.
+    // Rolled out (on a cluster stand-in) by the listener's reconcile loop: the control plane takes the reports.
     const applied: string[] = [];
     const removed: string[] = [];
-    const loop = new ListenerLoop({
+    const reconciler = listenerReconciler({
       client: new ControlPlaneClient({ url: cpProc.url, apiKey: key, listenerId: l.body.id }),
-      runtime: {
-        apply: async (objects) => (
-          applied.push(...objects.map((o) => o.kind!)),
-          { url: "http://in-cluster" }
-        ),
-        remove: async (id) => void removed.push(id),
+      cluster: {
+        apply: async (objects) => void applied.push(...objects.map((o) => o.kind!)),
+        delete: async (id) => void removed.push(id),
       },
       image: "unused",
-      out: () => {},
       log: () => {},
     });
-    expect(await loop.pass()).toEqual({ deployed: [d.body.latest_revision_id], failed: [], removed: [] });
+    await reconciler.once();
     expect(applied).toEqual(["Secret", "Deployment", "Service"]);
     const after = await api.get(`/v2/deployments/${d.body.id}/revisions/${d.body.latest_revision_id}`);
     expect(after.body.status).toBe("DEPLOYED");
-    expect((await api.get(`/v2/deployments/${d.body.id}`)).body.active_revision_id).toBe(
-      d.body.latest_revision_id,
-    );
+    const live = (await api.get(`/v2/deployments/${d.body.id}`)).body;
+    expect(live.active_revision_id).toBe(d.body.latest_revision_id);
+    expect(live.status).toBe("READY");
     const logs = await api.post(`/v1/projects/${d.body.id}/deploy_logs`, { limit: 100, order: "asc" });
-    expect(logs.body.logs.map((x: any) => x.message)).toContain(
-      "listener: rolled out; in-cluster URL http://in-cluster",
+    const messages = logs.body.logs.map((x: any) => x.message);
+    expect(messages).toContain(
+      `Revision ${d.body.latest_revision_id} rolled out; in-cluster URL ${serviceUrl(d.body.id, "agents")}`,
     );
+    expect(messages).toContain(`Revision ${d.body.latest_revision_id} deployed`);
 
     // Deleted: the listener deletes the objects and tells the control plane, which forgets the deployment.
     expect((await api.del(`/v2/deployments/${d.body.id}`)).status).toBeLessThan(300);
-    expect(await loop.pass()).toEqual({ deployed: [], failed: [], removed: [d.body.id] });
+    await reconciler.once();
+    await reconciler.stop();
     expect(removed).toEqual([d.body.id]);
     const left = await cpClient(cpProc.url, { "X-Api-Key": key }).get(
       `/v2/listeners/${l.body.id}/assignments`,

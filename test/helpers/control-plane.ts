@@ -1,11 +1,26 @@
 // Test harness for the control plane: starts the real `hangar control-plane` CLI as a child process on a free
 // loopback port (without the local reconciler unless asked), runs its admin commands, and a small JSON client.
+// The store is SQLite in the data dir, or in the "postgres" project (HANGAR_TEST_BACKEND=postgres) PostgreSQL:
+// DATABASE_URL with a schema per data dir (`t_cp` + a hash of its path, so a restart or an admin command on the
+// same dir finds the same store), dropped after the test file.
 import { spawn, type ChildProcess } from "node:child_process";
+import { createHash } from "node:crypto";
+import { existsSync, readFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { afterAll } from "vitest";
+import { BACKEND, DATABASE_URL, TEST_SCHEMA_PREFIX, ident, testPg } from "./backend.ts";
 import { BIN, ROOT, runHangar, tempDir } from "./server.ts";
+
+export type CpStoreKind = "sqlite" | "postgres";
+
+/** The store control planes of this test run use by default. */
+export const CP_STORE: CpStoreKind = BACKEND === "postgres" ? "postgres" : "sqlite";
 
 export interface CpProcess {
   url: string;
   dataDir: string;
+  /** The PostgreSQL schema of its store; undefined on SQLite. */
+  schema?: string;
   proc: ChildProcess;
   output: () => string;
   stop: () => Promise<void>;
@@ -17,13 +32,86 @@ export interface CpStartOptions {
   args?: string[];
   /** Run the local reconciler (default: no, `--no-reconcile`: revisions stay QUEUED). */
   reconcile?: boolean;
+  /** Default CP_STORE. */
+  store?: CpStoreKind;
 }
+
+/** The PostgreSQL schema of the control plane store of a data dir (postgres store). */
+export function cpSchemaFor(dataDir: string): string {
+  const hash = createHash("sha256").update(resolve(dataDir)).digest("hex").slice(0, 16);
+  return `${TEST_SCHEMA_PREFIX}cp${hash}`;
+}
+
+/** Schemas this test file's control planes used: dropped after the file (their processes stopped by then). */
+const schemas = new Set<string>();
+
+if (BACKEND === "postgres") {
+  // Registered when a test file imports the harness, so it runs after the file's own afterAll hooks.
+  afterAll(async () => {
+    for (const s of [...schemas]) await dropCpSchema(s);
+  });
+}
+
+/** Drops a control plane store's schema (its processes must be stopped). */
+export async function dropCpSchema(schema: string): Promise<void> {
+  const db = testPg();
+  try {
+    await db.connect();
+    await db.query(`DROP SCHEMA IF EXISTS ${ident(schema)} CASCADE`);
+  } finally {
+    await db.end().catch(() => {});
+  }
+  schemas.delete(schema);
+}
+
+/** The env selecting the store of `dataDir`: nothing for SQLite, DATABASE_URL + the schema for PostgreSQL. */
+export function cpStoreEnv(dataDir: string, store: CpStoreKind = CP_STORE): Record<string, string> {
+  if (store === "sqlite") return {};
+  const schema = cpSchemaFor(dataDir);
+  if (BACKEND !== "postgres") throw new Error("a PostgreSQL control plane store needs the postgres project");
+  schemas.add(schema);
+  return { DATABASE_URL, HANGAR_CP_DATABASE_SCHEMA: schema };
+}
+
+/** Env that selects a backend: a control plane gets it only from the harness or the test. */
+const BACKEND_ENV = ["DATABASE_URL", "REDIS_URL", "HANGAR_DATABASE_SCHEMA", "HANGAR_REDIS_PREFIX"];
 
 function cpEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith("HANGAR_CP_")) delete env[k];
+  for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
   return { ...env, ...extra };
+}
+
+/**
+ * Everything the store of `dataDir` holds, as text (to check what is, or is not, stored): the SQLite files'
+ * bytes, or every row of the PostgreSQL schema's tables.
+ */
+export async function cpStoreDump(dataDir: string, store: CpStoreKind = CP_STORE): Promise<string> {
+  if (store === "sqlite") {
+    return ["control-plane.db", "control-plane.db-wal"]
+      .filter((f) => existsSync(join(dataDir, f)))
+      .map((f) => readFileSync(join(dataDir, f)).toString("latin1"))
+      .join("");
+  }
+  const schema = cpSchemaFor(dataDir);
+  const db = testPg();
+  try {
+    await db.connect();
+    const { rows } = await db.query<{ t: string }>(
+      "SELECT table_name AS t FROM information_schema.tables WHERE table_schema = $1",
+      [schema],
+    );
+    let out = "";
+    for (const { t } of rows) {
+      const r = await db.query(`SELECT x::text AS row FROM ${ident(schema)}.${ident(t)} x`);
+      out += r.rows.map((x) => x.row).join("\n") + "\n";
+    }
+    return out;
+  } finally {
+    await db.end().catch(() => {});
+  }
 }
 
 function waitExit(proc: ChildProcess): Promise<void> {
@@ -34,6 +122,7 @@ function waitExit(proc: ChildProcess): Promise<void> {
 /** Starts `hangar control-plane --port 0 --data-dir <dir>`; resolves once it prints where it listens. */
 export async function startCp(opts: CpStartOptions = {}): Promise<CpProcess> {
   const dataDir = opts.dataDir ?? tempDir("hangar-cp-test-");
+  const storeEnv = cpStoreEnv(dataDir, opts.store);
   const args = [
     BIN,
     "control-plane",
@@ -48,7 +137,7 @@ export async function startCp(opts: CpStartOptions = {}): Promise<CpProcess> {
   ];
   const proc = spawn(process.execPath, args, {
     cwd: ROOT,
-    env: cpEnv(opts.env),
+    env: cpEnv({ ...storeEnv, ...opts.env }),
     stdio: ["ignore", "pipe", "pipe"],
   });
   let out = "";
@@ -70,6 +159,7 @@ export async function startCp(opts: CpStartOptions = {}): Promise<CpProcess> {
   return {
     url,
     dataDir,
+    schema: storeEnv.HANGAR_CP_DATABASE_SCHEMA,
     proc,
     output: () => out,
     stop: async () => {
@@ -79,12 +169,12 @@ export async function startCp(opts: CpStartOptions = {}): Promise<CpProcess> {
   };
 }
 
-/** Runs `hangar control-plane admin <args> --data-dir <dir>`. */
+/** Runs `hangar control-plane admin <args> --data-dir <dir>` on the store of `dataDir` (CP_STORE). */
 export function cpAdmin(
   dataDir: string,
   ...args: string[]
 ): Promise<{ code: number | null; output: string }> {
-  return runHangar(["control-plane", "admin", ...args, "--data-dir", dataDir]);
+  return runHangar(["control-plane", "admin", ...args, "--data-dir", dataDir], cpStoreEnv(dataDir));
 }
 
 /** The id an admin command printed after `Created <what> `. */

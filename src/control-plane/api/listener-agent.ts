@@ -1,14 +1,39 @@
 // Hangar extension for `hangar listener` processes (they poll; the control plane never calls them): the
 // deployments assigned to a listener, with their revisions and their secrets UNMASKED (the listener turns them
-// into Kubernetes Secrets), and the reports back: revision status, log lines, a deleted deployment removed.
+// into Kubernetes Secrets), and what its reconcile loop (the same as the local one) writes back: revision
+// status, the deployment's active revision and status, log lines, a deleted deployment removed.
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { tenantOf } from "../auth.js";
 import type { CpContext } from "../context.js";
 import { deploymentOut, revisionOut } from "../deployments.js";
 import { conflict, deploymentNotFound, listenerNotFound, revisionNotFound } from "../errors.js";
-import type { Deployment, LogLine } from "../types.js";
+import { FINAL_REVISION_STATUSES, type CpStore, type Deployment, type LogLine } from "../types.js";
 import { requireListenerPlan } from "./listeners.js";
 import * as S from "./schemas.js";
+
+/**
+ * A deployment as its listener sees it: secrets in clear, `latest_revision`, `active_revision`, and `revisions`:
+ * the ones the reconciler looks at (not final and not DEPLOYED, the latest, the active one), newest first.
+ */
+async function assignmentOut(store: CpStore, d: Deployment) {
+  const all = await store.listRevisions(d.id, { limit: 10_000, offset: 0 });
+  const latest = all.find((r) => r.id === d.latest_revision_id) ?? null;
+  const active = all.find((r) => r.id === d.active_revision_id) ?? null;
+  const revisions = all.filter(
+    (r) =>
+      r === latest ||
+      r === active ||
+      (!FINAL_REVISION_STATUSES.includes(r.status) && r.status !== "DEPLOYED"),
+  );
+  return {
+    ...deploymentOut(d),
+    secrets: d.secrets.map((s) => ({ name: s.name, value: s.value })),
+    deleted_at: d.deleted_at ?? null,
+    latest_revision: latest ? revisionOut(latest) : null,
+    active_revision: active ? revisionOut(active) : null,
+    revisions: revisions.map(revisionOut),
+  };
+}
 
 export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
   const { store } = ctx;
@@ -30,24 +55,59 @@ export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
           params: S.ListenerIdParams,
           description:
             "The deployments assigned to the listener (deleted ones too, with deleted_at, until the listener " +
-            "reports them removed), each with latest_revision and active_revision, and secrets NOT masked.",
+            "reports them removed), each with latest_revision, active_revision, revisions (those in progress, " +
+            "the latest and the active one, newest first), and secrets NOT masked.",
         },
       },
       async (req) => {
         const deployments = await assigned(tenantOf(req), req.params.listener_id);
         const resources = [];
-        for (const d of deployments) {
-          const latest = d.latest_revision_id ? await store.getRevision(d.id, d.latest_revision_id) : null;
-          const active = d.active_revision_id ? await store.getRevision(d.id, d.active_revision_id) : null;
-          resources.push({
-            ...deploymentOut(d),
-            secrets: d.secrets.map((s) => ({ name: s.name, value: s.value })),
-            deleted_at: d.deleted_at ?? null,
-            latest_revision: latest ? revisionOut(latest) : null,
-            active_revision: active ? revisionOut(active) : null,
-          });
-        }
+        for (const d of deployments) resources.push(await assignmentOut(store, d));
         return { resources };
+      },
+    );
+
+    app.get(
+      "/v2/listeners/:listener_id/assignments/:deployment_id",
+      {
+        schema: {
+          tags,
+          params: S.ListenerDeploymentParams,
+          description: "One deployment assigned to the listener, as in the list.",
+        },
+      },
+      async (req) => {
+        const { listener_id, deployment_id } = req.params;
+        const d = (await assigned(tenantOf(req), listener_id)).find((x) => x.id === deployment_id);
+        if (!d) throw deploymentNotFound(deployment_id);
+        return assignmentOut(store, d);
+      },
+    );
+
+    app.patch(
+      "/v2/listeners/:listener_id/assignments/:deployment_id",
+      {
+        schema: {
+          tags,
+          params: S.ListenerDeploymentParams,
+          body: S.AssignmentPatch,
+          description:
+            "The listener switched the deployment: its active revision (the one serving) and status.",
+        },
+      },
+      async (req) => {
+        const { listener_id, deployment_id } = req.params;
+        const d = (await assigned(tenantOf(req), listener_id)).find((x) => x.id === deployment_id);
+        if (!d) throw deploymentNotFound(deployment_id);
+        const { active_revision_id, status } = req.body;
+        if (active_revision_id && !(await store.getRevision(d.id, active_revision_id))) {
+          throw revisionNotFound(active_revision_id);
+        }
+        const updated = await store.updateDeployment(d.id, {
+          ...(active_revision_id ? { active_revision_id } : {}),
+          ...(status ? { status } : {}),
+        });
+        return assignmentOut(store, updated);
       },
     );
 

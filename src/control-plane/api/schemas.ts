@@ -211,6 +211,11 @@ export const RevisionStatusReport = z.object({
   message: z.string().nullable().optional(),
 });
 
+export const AssignmentPatch = z.object({
+  active_revision_id: uuid().optional(),
+  status: z.enum(DEPLOYMENT_STATUSES).optional(),
+});
+
 export const LogReport = z.object({
   lines: z
     .array(

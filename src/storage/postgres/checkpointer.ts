@@ -20,7 +20,12 @@ import { ident } from "./migrate.js";
 const LOCK_CLASS = 0x48434b50; // "HCKP"
 
 export class HangarPostgresSaver extends PostgresSaver {
-  constructor(pool: pg.Pool, schema: string) {
+  /** @param onWrite told after each committed write (they may commit asynchronously: see WalFlusher) */
+  constructor(
+    pool: pg.Pool,
+    schema: string,
+    private onWrite: () => void = () => {},
+  ) {
     super(pool, undefined, { schema });
   }
 
@@ -91,11 +96,14 @@ export class HangarPostgresSaver extends PostgresSaver {
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
     const enriched = enrichMetadata(config, metadata);
-    return withRetry(true, () => super.put(config, checkpoint, enriched, newVersions));
+    const out = await withRetry(true, () => super.put(config, checkpoint, enriched, newVersions));
+    this.onWrite();
+    return out;
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
-    return withRetry(true, () => super.putWrites(config, writes, taskId));
+    await withRetry(true, () => super.putWrites(config, writes, taskId));
+    this.onWrite();
   }
 
   async deleteThread(threadId: string): Promise<void> {

@@ -95,6 +95,59 @@ export async function withRetry<T>(idempotent: boolean, fn: () => Promise<T>): P
   }
 }
 
+/** Refuses a schema name PostgreSQL would not keep as given (the checkpointer quotes it without escaping). */
+export function checkSchemaName(schema: string): void {
+  // PostgreSQL truncates identifiers at 63 bytes.
+  if (!schema || schema.includes('"') || schema.includes("\0") || Buffer.byteLength(schema) > 63) {
+    throw new Error(`invalid PostgreSQL schema name "${schema}": 1 to 63 bytes, without double quotes`);
+  }
+}
+
+/** How long opening waits for the first connection before giving up. */
+const CONNECT_TIMEOUT_MS = 15_000;
+
+/** The first connection failed: the message is one line naming the server (never the password). */
+export class PostgresConnectError extends Error {}
+
+/** A one-line reason for a failed first connection, naming the server but never the password. */
+function connectError(client: pg.Client, e: unknown): PostgresConnectError {
+  const err = e as NodeJS.ErrnoException & { errors?: unknown[] };
+  const first = (err.errors?.[0] ?? err) as NodeJS.ErrnoException;
+  const network = typeof first.syscall === "string" && typeof first.code === "string";
+  const reason = network
+    ? `${first.syscall} ${first.code}`
+    : err.message || (typeof err.code === "string" ? err.code : String(e));
+  const unreachable = network || /timeout/i.test(reason);
+  const where = client.host?.startsWith("/") ? client.host : `${client.host}:${client.port}`;
+  return new PostgresConnectError(
+    `${unreachable ? "cannot reach" : "cannot connect to"} PostgreSQL at ${where}: ${reason.replace(/\s+/g, " ").trim()}`,
+  );
+}
+
+/**
+ * Opens a pool after one probe connection, so an unreachable server fails fast with a PostgresConnectError
+ * (the pool itself would wait in its queue). Connections broken while idle are told to `onError` and
+ * replaced by the pool.
+ */
+export async function connectPool(config: pg.PoolConfig, onError: (err: Error) => void): Promise<pg.Pool> {
+  const probe = new pg.Client({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
+  probe.on("error", () => undefined);
+  try {
+    await probe.connect();
+  } catch (e) {
+    throw connectError(probe, e);
+  } finally {
+    await probe.end().catch(() => undefined);
+  }
+  const pool = new pg.Pool(config);
+  // A connection terminated by the server emits "error": on an idle client the pool reports it here and
+  // discards the client; on a checked-out one the statement in flight fails (and the client is discarded
+  // when released). Unhandled, either would crash the process.
+  pool.on("error", (err) => onError(err));
+  pool.on("connect", (client) => client.on("error", () => undefined));
+  return pool;
+}
+
 export class Db implements Queryable {
   readonly t: Tables;
 

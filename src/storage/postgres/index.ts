@@ -6,7 +6,8 @@ import type { Storage } from "../types.js";
 import { PostgresAssistants } from "./assistants.js";
 import { HangarPostgresSaver } from "./checkpointer.js";
 import { PostgresCrons } from "./crons.js";
-import { Db, isUuid } from "./db.js";
+import { checkSchemaName, connectPool, Db, isUuid } from "./db.js";
+import { WalFlusher } from "./flush.js";
 import { migratePostgres } from "./migrate.js";
 import { PostgresRuns } from "./runs.js";
 import { PostgresStore } from "./store.js";
@@ -31,31 +32,6 @@ export interface PostgresStorage extends Storage {
   schema: string;
 }
 
-/** How long opening waits for the first connection before giving up. */
-const CONNECT_TIMEOUT_MS = 15_000;
-
-/** A one-line reason for a failed first connection, naming the server but never the password. */
-function connectError(client: pg.Client, e: unknown): Error {
-  const err = e as NodeJS.ErrnoException & { errors?: unknown[] };
-  const first = (err.errors?.[0] ?? err) as NodeJS.ErrnoException;
-  const network = typeof first.syscall === "string" && typeof first.code === "string";
-  const reason = network
-    ? `${first.syscall} ${first.code}`
-    : err.message || (typeof err.code === "string" ? err.code : String(e));
-  const unreachable = network || /timeout/i.test(reason);
-  const where = client.host?.startsWith("/") ? client.host : `${client.host}:${client.port}`;
-  return new Error(
-    `${unreachable ? "cannot reach" : "cannot connect to"} PostgreSQL at ${where}: ${reason.replace(/\s+/g, " ").trim()}`,
-  );
-}
-
-function checkSchemaName(schema: string): void {
-  // The checkpointer quotes the schema without escaping; PostgreSQL truncates identifiers at 63 bytes.
-  if (!schema || schema.includes('"') || schema.includes("\0") || Buffer.byteLength(schema) > 63) {
-    throw new Error(`invalid PostgreSQL schema name "${schema}": 1 to 63 bytes, without double quotes`);
-  }
-}
-
 export async function openPostgresStorage(opts: PostgresStorageOptions): Promise<PostgresStorage> {
   const schema = opts.schema ?? "public";
   checkSchemaName(schema);
@@ -65,37 +41,27 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
     application_name: opts.applicationName ?? "hangar",
   };
 
-  // Fail fast, in one line, when the server cannot be reached (the pool itself would wait in its queue).
-  const probe = new pg.Client({ ...config, connectionTimeoutMillis: CONNECT_TIMEOUT_MS });
-  probe.on("error", () => undefined);
-  try {
-    await probe.connect();
-  } catch (e) {
-    throw connectError(probe, e);
-  } finally {
-    await probe.end().catch(() => undefined);
-  }
-
-  const pool = new pg.Pool(config);
   const onError =
     opts.onError ??
     ((err: Error) =>
       console.error(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`));
-  // A connection terminated by the server emits "error": on an idle client the pool reports it here and
-  // discards the client; on a checked-out one the statement in flight fails (and the client is discarded
-  // when released). Unhandled, either would crash the process.
-  pool.on("error", (err) => onError(err));
-  pool.on("connect", (client) => client.on("error", () => undefined));
+  const pool = await connectPool(config, onError);
+  // Checkpoints commit without waiting for the WAL flush; sync() flushes before anything is acknowledged.
+  const checkpointPool = new pg.Pool({ ...config, options: "-c synchronous_commit=off" });
+  checkpointPool.on("error", (err) => onError(err));
+  checkpointPool.on("connect", (client) => client.on("error", () => undefined));
   try {
     await migratePostgres(pool, schema);
     await HangarPostgresSaver.setupSchema(pool, schema);
   } catch (e) {
     await pool.end().catch(() => undefined);
+    await checkpointPool.end().catch(() => undefined);
     throw e;
   }
 
   const db = new Db(pool, schema);
   const store = new PostgresStore(db, opts.storeIndex);
+  const flusher = new WalFlusher(pool);
   let closing: Promise<void> | undefined;
   return {
     pool,
@@ -104,10 +70,10 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
     threads: new PostgresThreads(db),
     runs: new PostgresRuns(db),
     crons: new PostgresCrons(db),
-    checkpointer: new HangarPostgresSaver(pool, schema),
+    checkpointer: new HangarPostgresSaver(checkpointPool, schema, () => flusher.wrote()),
     store,
-    // Every statement is committed before its promise resolves: nothing is pending.
-    sync: async () => {},
+    // Other statements commit synchronously; checkpoint writes wait here for one shared WAL flush.
+    sync: () => flusher.sync(),
     // Other processes write the same checkpoints, so the token is read from the database: one indexed
     // query (count, newest id, and the newest row version, xmin, of the thread's checkpoints and writes)
     // instead of reading and decoding the whole history.
@@ -127,6 +93,7 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
       closing ??= (async () => {
         store.stop();
         await pool.end();
+        await checkpointPool.end();
       })();
       return closing;
     },

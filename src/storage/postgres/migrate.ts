@@ -9,21 +9,40 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations
 /** First key of the two-key advisory lock: Hangar migrations (the second is the schema). */
 const LOCK_CLASS = 0x48414e47; // "HANG"
 
+export interface MigrateOptions {
+  /** The directory of the numbered .sql files; default the Agent Server's storage migrations. */
+  dir?: string;
+  /**
+   * First key of the advisory lock (the second is a hash of the schema); default the Agent Server's. Each set
+   * of migrations has its own, so two of them never wait for each other on one schema name.
+   */
+  lockKey?: number;
+}
+
 export class MigrationError extends Error {}
 
 /** Quotes an identifier (schema name) for SQL. */
 export const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-/** Applies pending migrations to `schema`; returns the versions applied by this call. */
-export async function migratePostgres(pool: Pool, schema: string): Promise<number[]> {
-  const files = readdirSync(MIGRATIONS_DIR)
+/**
+ * Applies pending migrations (of `opts.dir`, default the Agent Server's) to `schema`; returns the versions
+ * applied by this call.
+ */
+export async function migratePostgres(
+  pool: Pool,
+  schema: string,
+  opts: MigrateOptions = {},
+): Promise<number[]> {
+  const dir = opts.dir ?? MIGRATIONS_DIR;
+  const lockKey = opts.lockKey ?? LOCK_CLASS;
+  const files = readdirSync(dir)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
     .sort();
   const known = new Set(files.map((f) => parseInt(f, 10)));
   const client = await pool.connect();
   const applied: number[] = [];
   try {
-    await client.query("SELECT pg_advisory_lock($1, hashtext($2))", [LOCK_CLASS, schema]);
+    await client.query("SELECT pg_advisory_lock($1, hashtext($2))", [lockKey, schema]);
     try {
       await client.query(`CREATE SCHEMA IF NOT EXISTS ${ident(schema)}`);
       await client.query(
@@ -43,7 +62,7 @@ export async function migratePostgres(pool: Pool, schema: string): Promise<numbe
       for (const file of files) {
         const version = parseInt(file, 10);
         if (done.has(version)) continue;
-        const sql = readFileSync(join(MIGRATIONS_DIR, file), "utf8");
+        const sql = readFileSync(join(dir, file), "utf8");
         await client.query("BEGIN");
         try {
           await client.query(`SET LOCAL search_path TO ${ident(schema)}`);
@@ -60,7 +79,7 @@ export async function migratePostgres(pool: Pool, schema: string): Promise<numbe
         applied.push(version);
       }
     } finally {
-      await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [LOCK_CLASS, schema]);
+      await client.query("SELECT pg_advisory_unlock($1, hashtext($2))", [lockKey, schema]);
     }
   } finally {
     client.release();

@@ -1,0 +1,102 @@
+-- Hangar control plane schema on PostgreSQL, version 1: the tables of migrations/sqlite/001_init.sql, with JSONB
+-- for the API's objects and TIMESTAMPTZ for times. Runs with search_path set to the control plane's schema.
+-- Ids are TEXT (the API validates them; the router and the reconcilers may look up any string). `seq` columns
+-- give a stable order to rows created together.
+
+CREATE TABLE organizations (
+  id TEXT PRIMARY KEY,
+  name TEXT NOT NULL,
+  plan TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE workspaces (
+  id TEXT PRIMARY KEY,
+  organization_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+  name TEXT NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX workspaces_organization ON workspaces (organization_id);
+
+CREATE TABLE api_keys (
+  id TEXT PRIMARY KEY,
+  organization_id TEXT NOT NULL REFERENCES organizations (id) ON DELETE CASCADE,
+  workspace_id TEXT REFERENCES workspaces (id) ON DELETE CASCADE,
+  prefix TEXT NOT NULL,
+  hash TEXT NOT NULL UNIQUE,
+  created_at TIMESTAMPTZ NOT NULL
+);
+
+CREATE TABLE deployments (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  tenant_id TEXT NOT NULL,
+  name TEXT NOT NULL,
+  source TEXT NOT NULL,
+  source_config JSONB NOT NULL,
+  source_revision_config JSONB NOT NULL,
+  secrets JSONB NOT NULL,
+  secret_references JSONB,
+  status TEXT NOT NULL,
+  deployment_type TEXT,
+  listener_id TEXT,
+  latest_revision_id TEXT,
+  active_revision_id TEXT,
+  created_at TIMESTAMPTZ NOT NULL,
+  updated_at TIMESTAMPTZ NOT NULL,
+  deleted_at TIMESTAMPTZ
+);
+-- A name is unique among a workspace's deployments that are not deleted.
+CREATE UNIQUE INDEX deployments_tenant_name ON deployments (tenant_id, name) WHERE deleted_at IS NULL;
+CREATE INDEX deployments_tenant ON deployments (tenant_id, seq);
+CREATE INDEX deployments_listener ON deployments (listener_id);
+
+CREATE TABLE revisions (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  deployment_id TEXT NOT NULL,
+  status TEXT NOT NULL,
+  source TEXT NOT NULL,
+  source_revision_config JSONB NOT NULL,
+  status_message TEXT,
+  created_at TIMESTAMPTZ NOT NULL,
+  updated_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX revisions_deployment ON revisions (deployment_id, seq);
+
+CREATE TABLE listeners (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  id TEXT NOT NULL UNIQUE,
+  tenant_id TEXT NOT NULL,
+  version TEXT,
+  compute_type TEXT NOT NULL,
+  compute_id TEXT NOT NULL,
+  compute_config JSONB NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL,
+  updated_at TIMESTAMPTZ NOT NULL
+);
+CREATE UNIQUE INDEX listeners_tenant_compute ON listeners (tenant_id, compute_id);
+
+CREATE TABLE uploads (
+  id TEXT PRIMARY KEY,
+  tenant_id TEXT NOT NULL,
+  deployment_id TEXT,
+  token_hash TEXT NOT NULL UNIQUE,
+  path TEXT NOT NULL,
+  state TEXT NOT NULL,
+  expires_at TIMESTAMPTZ NOT NULL,
+  created_at TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX uploads_path ON uploads (tenant_id, path);
+CREATE INDEX uploads_deployment ON uploads (deployment_id);
+
+CREATE TABLE logs (
+  seq BIGINT GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+  deployment_id TEXT NOT NULL,
+  revision_id TEXT,
+  kind TEXT NOT NULL,
+  level TEXT NOT NULL,
+  message TEXT NOT NULL,
+  timestamp TIMESTAMPTZ NOT NULL
+);
+CREATE INDEX logs_deployment ON logs (deployment_id, kind, seq);
