@@ -3,6 +3,7 @@ import { Command, Option } from "commander";
 import { VERSION } from "../server.js";
 import { runCheck } from "./check.js";
 import { controlPlaneCommand } from "./control-plane.js";
+import { deployCommand } from "./deploy.js";
 import { runDev } from "./dev.js";
 import { runServe } from "./serve.js";
 
@@ -48,6 +49,7 @@ program
   });
 
 controlPlaneCommand(program);
+deployCommand(program);
 
 program
   .command("listener")

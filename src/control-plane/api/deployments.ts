@@ -2,10 +2,10 @@
 // request's workspace (another workspace's deployment is 404 like a missing one).
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { tenantOf } from "../auth.js";
+import { principal, tenantOf } from "../auth.js";
 import type { CpContext } from "../context.js";
 import { createDeployment, deleteDeployments, deploymentOut, patchDeployment } from "../deployments.js";
-import { deploymentNotFound } from "../errors.js";
+import { CpHttpError, deploymentNotFound } from "../errors.js";
 import type { DeploymentStatus } from "../types.js";
 import * as S from "./schemas.js";
 
@@ -13,6 +13,22 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
   const { store } = ctx;
   return async (app) => {
     const tags = ["Deployments"];
+
+    /**
+     * Seed §1/§8: deploying from the command line (`hangar deploy` sends `X-Hangar-Client: cli`) needs an
+     * organization on the plus plan or above.
+     */
+    const checkCliPlan = (req: FastifyRequest) => {
+      if (req.headers["x-hangar-client"] !== "cli") return;
+      const { organization, workspace } = principal(req);
+      if (organization.plan === "free") {
+        throw new CpHttpError(
+          403,
+          `Deploying from the command line needs an organization on the plus plan or above; ` +
+            `workspace ID '${workspace.id}' belongs to organization '${organization.name}' on the free plan.`,
+        );
+      }
+    };
 
     /** The request workspace's deployment, or 404. */
     const getOr404 = async (req: FastifyRequest, id: string) => {
@@ -35,6 +51,7 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
     });
 
     app.post("/v2/deployments", { schema: { tags, body: S.DeploymentCreate } }, async (req, reply) => {
+      checkCliPlan(req);
       const d = await createDeployment(ctx, tenantOf(req), req.body);
       return reply.status(201).send(deploymentOut(d));
     });
@@ -54,6 +71,7 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
       "/v2/deployments/:deployment_id",
       { schema: { tags, params: S.DeploymentIdParams, body: S.DeploymentPatch } },
       async (req) => {
+        checkCliPlan(req);
         const d = await getOr404(req, req.params.deployment_id);
         return deploymentOut(await patchDeployment(ctx, d, req.body));
       },

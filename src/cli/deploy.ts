@@ -1,0 +1,643 @@
+// `hangar deploy`: packs the project directory, uploads it to a control plane and creates (or updates, by
+// exact name) an `internal_source` deployment, following its revision until it serves; plus `deploy list`,
+// `deploy logs`, `deploy delete` and `deploy revisions list`. Errors are one sentence and an exit code
+// (see EXIT in ./deploy/client.ts), never a stack trace; `--json` prints JSON lines for scripts.
+import { existsSync, readFileSync } from "node:fs";
+import { basename, dirname, join, resolve } from "node:path";
+import { createInterface } from "node:readline/promises";
+import { Command, Option } from "commander";
+import { parse as parseDotenv } from "dotenv";
+import {
+  CpApi,
+  DEFAULT_HOST_URL,
+  DeployError,
+  EXIT,
+  findByName,
+  listDeployments,
+  resolveDeployment,
+  type Deployment,
+  type LogLine,
+  type Revision,
+} from "./deploy/client.js";
+import { packProject } from "./deploy/pack.js";
+
+/** Revision statuses of work in progress; anything else is final. */
+const IN_PROGRESS = new Set([
+  "CREATING",
+  "QUEUED",
+  "AWAITING_BUILD",
+  "BUILDING",
+  "AWAITING_DEPLOY",
+  "DEPLOYING",
+]);
+/** Keys of a project's .env that configure the CLI, not the deployment. */
+const CLI_KEYS = new Set(["HANGAR_API_KEY", "HANGAR_HOST_URL", "HANGAR_TENANT_ID"]);
+
+interface CommonOptions {
+  apiKey?: string;
+  hostUrl?: string;
+  tenantId?: string;
+  json?: boolean;
+  /** The project directory (default: the working directory). */
+  dir?: string;
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/** The project's .env, parsed (empty when absent). */
+function readDotenv(root: string): Record<string, string> {
+  const file = join(root, ".env");
+  if (!existsSync(file)) return {};
+  return parseDotenv(readFileSync(file));
+}
+
+/** The client from the options, the environment, then the project's .env. */
+function connect(opts: CommonOptions, root: string): CpApi {
+  const dotenv = readDotenv(root);
+  const apiKey = opts.apiKey || process.env.HANGAR_API_KEY || dotenv.HANGAR_API_KEY;
+  if (!apiKey) {
+    throw new DeployError(
+      `No API key: pass --api-key, set HANGAR_API_KEY, or put HANGAR_API_KEY=<key> in ${join(root, ".env")}.`,
+      EXIT.usage,
+    );
+  }
+  const hostUrl = opts.hostUrl || process.env.HANGAR_HOST_URL || dotenv.HANGAR_HOST_URL || DEFAULT_HOST_URL;
+  try {
+    new URL(hostUrl);
+  } catch {
+    throw new DeployError(`Invalid control plane URL "${hostUrl}".`, EXIT.usage);
+  }
+  const tenantId = opts.tenantId || process.env.HANGAR_TENANT_ID || dotenv.HANGAR_TENANT_ID;
+  return new CpApi({ hostUrl, apiKey, tenantId: tenantId || undefined });
+}
+
+/** A directory name as a deployment name: lowercase letters, digits and single dashes. */
+export function normalizeName(raw: string): string {
+  return raw
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+/** Output: human lines, or JSON lines with `--json`. */
+class Out {
+  constructor(private readonly json: boolean) {}
+  info(text: string, event?: Record<string, unknown>): void {
+    if (this.json) {
+      if (event) console.log(JSON.stringify(event));
+    } else console.log(text);
+  }
+  error(e: DeployError): void {
+    if (this.json) {
+      console.log(JSON.stringify({ event: "error", message: e.message, exit_code: e.code, logs: e.lines }));
+    } else {
+      console.error(`hangar deploy: ${e.message}`);
+      for (const l of e.lines) console.error(`  | ${l}`);
+    }
+  }
+}
+
+/** Runs a command body, turning DeployErrors into their message and exit code. */
+async function run(json: boolean | undefined, body: (out: Out) => Promise<number>): Promise<never> {
+  const out = new Out(!!json);
+  let code: number;
+  try {
+    code = await body(out);
+  } catch (e) {
+    if (!(e instanceof DeployError)) throw e;
+    out.error(e);
+    code = e.code;
+  }
+  process.exit(code);
+}
+
+// ---- deploy
+
+interface DeployOptions extends CommonOptions {
+  name?: string;
+  deploymentType?: string;
+  config: string;
+  wait: boolean;
+  timeout: string;
+  /** A prebuilt image, deployed through a k8s listener instead of uploading the project. */
+  image?: string;
+  listenerId?: string;
+  namespace?: string;
+}
+
+/** Secrets: langgraph.json's `env` (an object, or the path of an env file), then the project's .env. */
+function collectSecrets(configPath: string, config: { env?: unknown }, root: string) {
+  const values: Record<string, string> = {};
+  if (config.env && typeof config.env === "object" && !Array.isArray(config.env)) {
+    for (const [k, v] of Object.entries(config.env as Record<string, unknown>)) {
+      if (v !== null && v !== undefined) values[k] = String(v);
+    }
+  } else if (typeof config.env === "string") {
+    const file = resolve(dirname(configPath), config.env);
+    if (existsSync(file)) Object.assign(values, parseDotenv(readFileSync(file)));
+  }
+  for (const [k, v] of Object.entries(readDotenv(root))) if (!CLI_KEYS.has(k)) values[k] = v;
+  return Object.entries(values).map(([name, value]) => ({ name, value }));
+}
+
+function timeLabel(ms: number): string {
+  return ms < 10_000 ? `${(ms / 1000).toFixed(1)}s` : `${Math.round(ms / 1000)}s`;
+}
+
+/** Reads a revision's logs of one kind from an offset (at most 1000 lines). */
+async function readLogs(
+  api: CpApi,
+  deploymentId: string,
+  kind: "build" | "deploy",
+  body: Record<string, unknown>,
+): Promise<{ logs: LogLine[]; offset: number }> {
+  const path =
+    kind === "build"
+      ? `/v1/projects/${deploymentId}/revisions/${body.revision_id}/build_logs`
+      : `/v1/projects/${deploymentId}/deploy_logs`;
+  const { revision_id, ...rest } = body;
+  return api.post(path, kind === "build" ? rest : { ...rest, revision_id });
+}
+
+/** Follows a revision to a final status, printing its statuses and its build log as it grows. */
+async function follow(
+  api: CpApi,
+  out: Out,
+  deployment: Deployment,
+  revisionId: string,
+  timeoutMs: number,
+): Promise<Revision> {
+  const started = Date.now();
+  let status = "";
+  let buildOffset = 0;
+  const buildLines: string[] = [];
+  for (;;) {
+    const rev = await api.get<Revision>(`/v2/deployments/${deployment.id}/revisions/${revisionId}`);
+    // The build log first, so its lines come before the status that ends the build.
+    for (;;) {
+      const page = await readLogs(api, deployment.id, "build", {
+        revision_id: revisionId,
+        offset: buildOffset,
+        limit: 1000,
+      });
+      for (const l of page.logs) {
+        buildLines.push(l.message);
+        out.info(`  | ${l.message}`, { event: "log", kind: "build", ...l });
+      }
+      buildOffset = page.offset;
+      if (page.logs.length < 1000) break;
+    }
+    if (rev.status !== status) {
+      status = rev.status;
+      out.info(`${status.padEnd(16)} ${timeLabel(Date.now() - started)}`, {
+        event: "status",
+        deployment_id: deployment.id,
+        revision_id: revisionId,
+        status,
+      });
+    }
+    if (!IN_PROGRESS.has(rev.status)) {
+      if (rev.status === "DEPLOYED") return rev;
+      let lines = buildLines.slice(-30);
+      if (rev.status !== "BUILD_FAILED") {
+        const deployLogs = await readLogs(api, deployment.id, "deploy", {
+          revision_id: revisionId,
+          limit: 30,
+          order: "desc",
+        });
+        lines = deployLogs.logs.reverse().map((l) => l.message);
+      }
+      throw new DeployError(
+        `Revision ${revisionId} of '${deployment.name}' ended ${rev.status}` +
+          (rev.status_message ? `: ${rev.status_message}` : ".") +
+          (deployment.active_revision_id ? " The previous revision keeps serving." : ""),
+        EXIT.failed,
+        lines,
+      );
+    }
+    if (Date.now() - started > timeoutMs) {
+      throw new DeployError(
+        `Revision ${revisionId} is still ${rev.status} after ${timeLabel(timeoutMs)}; follow it with ` +
+          `\`hangar deploy logs --deployment-id ${deployment.id} --type build --follow\`.`,
+        EXIT.failed,
+      );
+    }
+    await sleep(500);
+  }
+}
+
+/**
+ * `--image`: no upload and no build here; the deployment (source `external_docker`) runs that image on the
+ * Kubernetes cluster of a listener (`hangar listener`), which reports its revisions' statuses.
+ */
+async function deployImage(opts: DeployOptions, out: Out, root: string): Promise<Deployment> {
+  if (!opts.listenerId) {
+    throw new DeployError(
+      "--image deploys through a listener: give --listener-id (see GET /v2/listeners).",
+      EXIT.usage,
+    );
+  }
+  const name = opts.name ?? normalizeName(basename(root));
+  if (!name) throw new DeployError("The directory's name has no letter or digit: give --name.", EXIT.usage);
+  const api = connect(opts, root);
+  const configPath = resolve(root, opts.config);
+  const secrets = existsSync(configPath)
+    ? collectSecrets(configPath, JSON.parse(readFileSync(configPath, "utf8")), root)
+    : collectSecrets(configPath, {}, root);
+  const existing = await findByName(api, name);
+  if (existing && existing.source !== "external_docker") {
+    throw new DeployError(
+      `The deployment '${name}' (${existing.id}) has source '${existing.source}', not an image: deploy under another --name.`,
+      EXIT.usage,
+    );
+  }
+  const deployment = existing
+    ? await api.patch<Deployment>(`/v2/deployments/${existing.id}`, {
+        source_revision_config: { image_uri: opts.image },
+        secrets,
+      })
+    : await api.post<Deployment>("/v2/deployments", {
+        name,
+        source: "external_docker",
+        source_config: {
+          deployment_type: opts.deploymentType ?? "dev",
+          listener_id: opts.listenerId,
+          ...(opts.namespace ? { listener_config: { k8s_namespace: opts.namespace } } : {}),
+        },
+        source_revision_config: { image_uri: opts.image },
+        secrets,
+      });
+  out.info(
+    `${existing ? "Updating" : "Created"} deployment '${name}' (${deployment.id}) with image ${opts.image}: ` +
+      `revision ${deployment.latest_revision_id}, for listener ${opts.listenerId}`,
+    {
+      event: existing ? "updated" : "created",
+      deployment_id: deployment.id,
+      revision_id: deployment.latest_revision_id,
+    },
+  );
+  return deployment;
+}
+
+async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
+  const root = resolve(opts.dir ?? process.cwd());
+  if (opts.image) {
+    const deployment = await deployImage(opts, out, root);
+    if (!opts.wait) return 0;
+    await follow(
+      connect(opts, root),
+      out,
+      deployment,
+      deployment.latest_revision_id!,
+      Number(opts.timeout) * 1000,
+    );
+    out.info(`Deployed '${deployment.name}' on the listener's cluster`, {
+      event: "deployed",
+      deployment_id: deployment.id,
+      revision_id: deployment.latest_revision_id,
+    });
+    return 0;
+  }
+  const configPath = resolve(root, opts.config);
+  if (!existsSync(configPath)) {
+    throw new DeployError(
+      `No ${opts.config} in ${root}: run \`hangar deploy\` in a LangGraph project directory (or give --config).`,
+      EXIT.usage,
+    );
+  }
+  let config: { env?: unknown };
+  try {
+    config = JSON.parse(readFileSync(configPath, "utf8"));
+  } catch (e) {
+    throw new DeployError(`${configPath} is not valid JSON: ${(e as Error).message}`, EXIT.usage);
+  }
+  const name = opts.name ?? normalizeName(basename(root));
+  if (!name)
+    throw new DeployError("The project directory's name has no letter or digit: give --name.", EXIT.usage);
+  if (opts.deploymentType && !["dev", "prod"].includes(opts.deploymentType)) {
+    throw new DeployError(`--deployment-type must be dev or prod, not "${opts.deploymentType}".`, EXIT.usage);
+  }
+  const timeout = Number(opts.timeout);
+  if (!(timeout > 0)) throw new DeployError(`--timeout must be a positive number of seconds.`, EXIT.usage);
+  const api = connect(opts, root);
+  const secrets = collectSecrets(configPath, config, root);
+  const configRel = opts.config.replace(/^\.\//, "");
+
+  const existing = await findByName(api, name);
+  if (existing) {
+    if (existing.source !== "internal_source") {
+      throw new DeployError(
+        `The deployment '${name}' (${existing.id}) has source '${existing.source}', not an uploaded project: ` +
+          "deploy under another --name.",
+        EXIT.usage,
+      );
+    }
+    const type = existing.source_config.deployment_type ?? "dev";
+    if (opts.deploymentType && opts.deploymentType !== type) {
+      throw new DeployError(
+        `The deployment '${name}' is of type ${type}; its type cannot change: deploy under another --name.`,
+        EXIT.usage,
+      );
+    }
+  }
+
+  const packStart = Date.now();
+  const { data, files } = await packProject(root);
+  out.info(
+    `Packed ${files.length} files (${(data.length / 1024).toFixed(1)} KiB) from ${root} in ${timeLabel(Date.now() - packStart)}`,
+    { event: "packed", files: files.length, bytes: data.length },
+  );
+  const upload = await api.post<{ upload_url: string; source_tarball_path: string }>(
+    existing ? `/v2/deployments/${existing.id}/upload-url` : "/v2/uploads/upload-url",
+  );
+  await api.upload(upload.upload_url, data);
+  out.info(`Uploaded to ${api.hostUrl}`, {
+    event: "uploaded",
+    source_tarball_path: upload.source_tarball_path,
+  });
+
+  const revisionConfig = {
+    langgraph_config_path: configRel,
+    source_tarball_path: upload.source_tarball_path,
+  };
+  let deployment: Deployment;
+  if (existing) {
+    deployment = await api.patch<Deployment>(`/v2/deployments/${existing.id}`, {
+      source_revision_config: revisionConfig,
+      secrets,
+    });
+    out.info(`Updating deployment '${name}' (${deployment.id}): revision ${deployment.latest_revision_id}`, {
+      event: "updated",
+      deployment_id: deployment.id,
+      revision_id: deployment.latest_revision_id,
+    });
+  } else {
+    deployment = await api.post<Deployment>("/v2/deployments", {
+      name,
+      source: "internal_source",
+      source_config: { deployment_type: opts.deploymentType ?? "dev" },
+      source_revision_config: revisionConfig,
+      secrets,
+    });
+    out.info(`Created deployment '${name}' (${deployment.id}): revision ${deployment.latest_revision_id}`, {
+      event: "created",
+      deployment_id: deployment.id,
+      revision_id: deployment.latest_revision_id,
+    });
+  }
+  const revisionId = deployment.latest_revision_id!;
+  const url = deployment.source_config.custom_url;
+  if (!opts.wait) {
+    out.info(`Not waiting (--no-wait): the deployment will be at ${url}`, {
+      event: "queued",
+      deployment_id: deployment.id,
+      revision_id: revisionId,
+      url,
+    });
+    return 0;
+  }
+  await follow(api, out, deployment, revisionId, timeout * 1000);
+  out.info(`Deployed '${name}': ${url}`, {
+    event: "deployed",
+    deployment_id: deployment.id,
+    revision_id: revisionId,
+    url,
+  });
+  return 0;
+}
+
+// ---- list, revisions, logs, delete
+
+function table(rows: string[][]): string {
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => (r[i] ?? "").length)));
+  return rows
+    .map((r) => r.map((c, i) => (i === r.length - 1 ? c : c.padEnd(widths[i]))).join("  "))
+    .join("\n");
+}
+
+async function runList(opts: CommonOptions, out: Out): Promise<number> {
+  const api = connect(opts, resolve(opts.dir ?? process.cwd()));
+  const deployments = await listDeployments(api);
+  const rows = await Promise.all(
+    deployments.map(async (d) => {
+      const rev = d.latest_revision_id
+        ? await api.get<Revision>(`/v2/deployments/${d.id}/revisions/${d.latest_revision_id}`)
+        : undefined;
+      return {
+        id: d.id,
+        name: d.name,
+        type: d.source_config.deployment_type ?? "dev",
+        status: rev?.status ?? "-",
+        url: d.source_config.custom_url ?? "-",
+      };
+    }),
+  );
+  if (opts.json) {
+    for (const r of rows) console.log(JSON.stringify(r));
+    return 0;
+  }
+  if (!rows.length) {
+    console.log(`No deployments on ${api.hostUrl}.`);
+    return 0;
+  }
+  console.log(
+    table([
+      ["ID", "NAME", "TYPE", "STATUS", "URL"],
+      ...rows.map((r) => [r.id, r.name, r.type, r.status, r.url]),
+    ]),
+  );
+  void out;
+  return 0;
+}
+
+async function runRevisions(id: string, opts: CommonOptions): Promise<number> {
+  const api = connect(opts, resolve(opts.dir ?? process.cwd()));
+  const d = await resolveDeployment(api, id);
+  const revisions: Revision[] = [];
+  for (let offset = 0; ;) {
+    const page = await api.get<{ resources: Revision[] }>(
+      `/v2/deployments/${d.id}/revisions?limit=100&offset=${offset}`,
+    );
+    revisions.push(...page.resources);
+    if (page.resources.length < 100) break;
+    offset += 100;
+  }
+  if (opts.json) {
+    for (const r of revisions) console.log(JSON.stringify({ ...r, active: r.id === d.active_revision_id }));
+    return 0;
+  }
+  console.log(
+    table([
+      ["ID", "STATUS", "CREATED", "MESSAGE"],
+      ...revisions.map((r) => [
+        r.id + (r.id === d.active_revision_id ? " *" : ""),
+        r.status,
+        r.created_at,
+        r.status_message ?? "",
+      ]),
+    ]),
+  );
+  return 0;
+}
+
+interface LogsOptions extends CommonOptions {
+  name?: string;
+  deploymentId?: string;
+  type: string;
+  revisionId?: string;
+  level?: string;
+  limit: string;
+  follow?: boolean;
+}
+
+async function runLogs(opts: LogsOptions): Promise<number> {
+  const root = resolve(opts.dir ?? process.cwd());
+  if (!["deploy", "build"].includes(opts.type)) {
+    throw new DeployError(`--type must be deploy or build, not "${opts.type}".`, EXIT.usage);
+  }
+  const limit = Number(opts.limit);
+  if (!Number.isInteger(limit) || limit < 1)
+    throw new DeployError("--limit must be a positive integer.", EXIT.usage);
+  const level = opts.level?.toUpperCase();
+  if (level && !["DEBUG", "INFO", "WARNING", "WARN", "ERROR"].includes(level)) {
+    throw new DeployError(`--level must be DEBUG, INFO, WARNING or ERROR, not "${opts.level}".`, EXIT.usage);
+  }
+  const api = connect(opts, root);
+  const d = opts.deploymentId
+    ? await resolveDeployment(api, opts.deploymentId)
+    : await resolveDeployment(api, opts.name ?? normalizeName(basename(root)));
+  const kind = opts.type as "deploy" | "build";
+  const revisionId = opts.revisionId ?? (kind === "build" ? (d.latest_revision_id ?? undefined) : undefined);
+  if (kind === "build" && !revisionId) throw new DeployError(`'${d.name}' has no revision.`, EXIT.usage);
+  const print = (l: LogLine) => {
+    if (opts.json) console.log(JSON.stringify(l));
+    else console.log(`${l.timestamp} ${l.level.padEnd(7)} ${l.message}`);
+  };
+  const base = { revision_id: revisionId, ...(level ? { level } : {}) };
+  // Read everything once (ascending) keeping the last `limit` lines, so --follow knows where the end is.
+  let offset = 0;
+  let tail: LogLine[] = [];
+  for (;;) {
+    const page = await readLogs(api, d.id, kind, { ...base, offset, limit: 1000 });
+    tail = [...tail, ...page.logs].slice(-limit);
+    offset = page.offset;
+    if (page.logs.length < 1000) break;
+  }
+  tail.forEach(print);
+  if (!opts.follow) return 0;
+  let stop = false;
+  process.once("SIGINT", () => (stop = true));
+  while (!stop) {
+    await sleep(1000);
+    const page = await readLogs(api, d.id, kind, { ...base, offset, limit: 1000 });
+    page.logs.forEach(print);
+    offset = page.offset;
+  }
+  return 0;
+}
+
+async function runDelete(id: string, opts: CommonOptions & { force?: boolean }, out: Out): Promise<number> {
+  const api = connect(opts, resolve(opts.dir ?? process.cwd()));
+  const d = await resolveDeployment(api, id);
+  if (!opts.force) {
+    if (!process.stdin.isTTY) {
+      throw new DeployError(
+        `Deleting '${d.name}' (${d.id}) needs confirmation: run it in a terminal or pass --force.`,
+        EXIT.usage,
+      );
+    }
+    const rl = createInterface({ input: process.stdin, output: process.stdout });
+    const answer = await rl.question(
+      `Delete deployment '${d.name}' (${d.id}) and its data? Type its name to confirm: `,
+    );
+    rl.close();
+    if (answer.trim() !== d.name) {
+      console.error("hangar deploy: not deleted.");
+      return EXIT.failed;
+    }
+  }
+  await api.del(`/v2/deployments/${d.id}`);
+  out.info(`Deleted deployment '${d.name}' (${d.id}).`, {
+    event: "deleted",
+    deployment_id: d.id,
+    name: d.name,
+  });
+  return 0;
+}
+
+// ---- commands
+
+/** The options every `deploy` command takes. */
+function withCommon(cmd: Command): Command {
+  return cmd
+    .option("--api-key <key>", "API key of the control plane (or $HANGAR_API_KEY, or HANGAR_API_KEY in .env)")
+    .option("--host-url <url>", `the control plane's URL (or $HANGAR_HOST_URL; default ${DEFAULT_HOST_URL})`)
+    .option(
+      "--tenant-id <id>",
+      "the workspace, for an organization key reaching several (or $HANGAR_TENANT_ID)",
+    )
+    .option("--json", "print JSON lines instead of text");
+}
+
+/** Options of a subcommand merged with those given to `deploy` itself (`hangar deploy --api-key k list`). */
+const merged = <T>(cmd: Command): T => cmd.optsWithGlobals() as T;
+
+/** Registers `deploy` and its subcommands. */
+export function deployCommand(program: Command): void {
+  const deploy = withCommon(
+    program
+      .command("deploy")
+      .description(
+        "Deploy the project in the working directory to a control plane (create, or update by name), then follow it until it serves",
+      ),
+  )
+    .option("--name <name>", "the deployment's name (default: the directory's name, normalized)")
+    .addOption(new Option("--deployment-type <type>", "dev or prod, for a new deployment (default dev)"))
+    .option("-c, --config <path>", "path of langgraph.json in the project", "langgraph.json")
+    .option("--no-wait", "return once the revision is queued")
+    .option("--timeout <seconds>", "how long to wait for the revision", "900")
+    .option("--image <uri>", "deploy this prebuilt image through a k8s listener (no upload, no build here)")
+    .option("--listener-id <id>", "with --image: the listener whose cluster runs it")
+    .option("--namespace <ns>", "with --image: the Kubernetes namespace (one of the listener's)")
+    .action(async (opts: DeployOptions) => run(opts.json, (out) => runDeploy(opts, out)));
+
+  withCommon(
+    deploy.command("list").description("List the deployments: id, name, type, latest revision status, URL"),
+  ).action(async (_o: unknown, cmd: Command) => {
+    const opts = merged<CommonOptions>(cmd);
+    await run(opts.json, (out) => runList(opts, out));
+  });
+
+  withCommon(deploy.command("logs").description("Print a deployment's deploy or build logs"))
+    .option("--name <name>", "the deployment's name (default: the directory's name, normalized)")
+    .option("--deployment-id <id>", "the deployment's id")
+    .option("--type <type>", "deploy or build", "deploy")
+    .option("--revision-id <id>", "a revision (default for build logs: the latest)")
+    .option("--level <level>", "only lines of this level: DEBUG, INFO, WARNING or ERROR")
+    .option("--limit <n>", "the last n lines", "100")
+    .option("-f, --follow", "keep printing new lines until interrupted")
+    .action(async (_o: unknown, cmd: Command) => {
+      const opts = merged<LogsOptions>(cmd);
+      await run(opts.json, () => runLogs(opts));
+    });
+
+  withCommon(
+    deploy.command("delete").description("Delete a deployment (its processes stop, its URL stops answering)"),
+  )
+    .argument("<id>", "the deployment's id (or its exact name)")
+    .option("--force", "do not ask for confirmation")
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const opts = merged<CommonOptions & { force?: boolean }>(cmd);
+      await run(opts.json, (out) => runDelete(id, opts, out));
+    });
+
+  const revisions = deploy.command("revisions").description("A deployment's revisions");
+  withCommon(
+    revisions.command("list").description("List a deployment's revisions, newest first (* = serving)"),
+  )
+    .argument("<id>", "the deployment's id (or its exact name)")
+    .action(async (id: string, _o: unknown, cmd: Command) => {
+      const opts = merged<CommonOptions>(cmd);
+      await run(opts.json, () => runRevisions(id, opts));
+    });
+}
