@@ -51,25 +51,38 @@ export function installErrorHandler(app: FastifyInstance, log: (msg: string) => 
     if (err.code === "FST_ERR_CTP_INVALID_JSON_BODY" || err instanceof SyntaxError) {
       return reply.status(422).send({ detail: `Malformed JSON body: ${err.message}` });
     }
-    if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-      return reply.status(415).send({ detail: "Content-Type must be application/json" });
-    }
-    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return reply.status(413).send({ detail: "Request body too large" });
-    }
-    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.status(err.statusCode).send({ detail: err.message });
-    }
-    if (isUnavailable(err)) {
-      log(`storage unavailable: ${err.message}`);
-      return reply
-        .status(503)
-        .header("Retry-After", "1")
-        .send({ detail: `Storage is unavailable, try again: ${err.message}` });
-    }
-    log(`internal error: ${err.stack ?? err.message}`);
-    return reply.status(500).send({ detail: "Internal server error" });
+    return replyOtherError(err, reply, log, "Internal server error");
   });
+}
+
+/**
+ * The errors every Hangar server answers alike, after its own kinds: content type (415), body size (413),
+ * Fastify's own 4xx, a storage outage (503, retry), and anything else (500 with `internalDetail`, logged).
+ */
+export function replyOtherError(
+  err: FastifyError,
+  reply: FastifyReply,
+  log: (msg: string) => void,
+  internalDetail: string,
+): FastifyReply {
+  if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+    return reply.status(415).send({ detail: "Content-Type must be application/json" });
+  }
+  if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+    return reply.status(413).send({ detail: "Request body too large" });
+  }
+  if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
+    return reply.status(err.statusCode).send({ detail: err.message });
+  }
+  if (isUnavailable(err)) {
+    log(`storage unavailable: ${err.message}`);
+    return reply
+      .status(503)
+      .header("Retry-After", "1")
+      .send({ detail: `Storage is unavailable, try again: ${err.message}` });
+  }
+  log(`internal error: ${err.stack ?? err.message}`);
+  return reply.status(500).send({ detail: internalDetail });
 }
 
 /** Unknown routes: 404 with a detail. */

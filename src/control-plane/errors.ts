@@ -2,6 +2,7 @@
 // 4xx errors, and 422 `HTTPValidationError` `{"detail": [{type, loc, msg, input, ctx?}]}` for invalid requests.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { CpConflictError } from "./types.js";
+import { replyOtherError } from "../api/errors.js";
 
 /** An error answered as `{"detail": detail}` with its status. */
 export class CpHttpError extends Error {
@@ -52,17 +53,7 @@ export function installCpErrorHandler(app: FastifyInstance, log: (msg: string) =
     if (err instanceof CpHttpError) return reply.status(err.status).send({ detail: err.detail });
     if (err instanceof CpValidationError) return reply.status(422).send({ detail: err.items });
     if (err instanceof CpConflictError) return reply.status(409).send({ detail: err.message });
-    if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
-      return reply.status(415).send({ detail: "Content-Type must be application/json" });
-    }
-    if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-      return reply.status(413).send({ detail: "Request body too large" });
-    }
-    if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
-      return reply.status(err.statusCode).send({ detail: err.message });
-    }
-    log(`internal error: ${err.stack ?? err.message}`);
-    return reply.status(500).send({ detail: "Internal Server Error" });
+    return replyOtherError(err, reply, log, "Internal Server Error");
   });
 }
 

@@ -1,44 +1,16 @@
 // Helpers of the control plane's SQLite store: its migrations (numbered .sql files under a ledger) and the
 // mapping of rows to records.
-import { readdirSync, readFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Database from "better-sqlite3";
+import { migrate as migrateDir } from "../storage/sqlite/db.js";
 import type { ApiKey, Deployment, Listener, Revision } from "./types.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations", "sqlite");
 
-/** Applies pending migrations in order, each in its own transaction; refuses a database newer than the build. */
-export function migrate(db: Database.Database): void {
-  db.exec(
-    "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
-  );
-  const files = readdirSync(MIGRATIONS_DIR)
-    .filter((f) => /^\d+_.+\.sql$/.test(f))
-    .sort();
-  const known = new Set(files.map((f) => parseInt(f, 10)));
-  const applied = db.prepare("SELECT version FROM schema_migrations").all() as { version: number }[];
-  const newer = applied.filter((r) => !known.has(r.version));
-  if (newer.length) {
-    throw new Error(
-      `control plane database has migrations this build does not know (${newer.map((r) => r.version).join(", ")}); upgrade Hangar`,
-    );
-  }
-  const done = new Set(applied.map((r) => r.version));
-  for (const file of files) {
-    const version = parseInt(file, 10);
-    if (done.has(version)) continue;
-    const sql = readFileSync(join(MIGRATIONS_DIR, file), "utf8");
-    db.transaction(() => {
-      db.exec(sql);
-      db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
-        version,
-        file,
-        new Date().toISOString(),
-      );
-    })();
-  }
-}
+/** Applies the control plane's pending SQLite migrations (the Agent Server's runner, on its own directory). */
+export const migrate = (db: Database.Database): void =>
+  migrateDir(db, MIGRATIONS_DIR, "control plane database");
 
 export type Row = Record<string, any>;
 

@@ -21,7 +21,7 @@ import {
 } from "./execute-job.js";
 import type { RunKwargs } from "./executor.js";
 import type { RunService, StartedRun } from "./service.js";
-import { checkRunBody, keptThread, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
+import { checkRunBody, keptRun, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -120,13 +120,8 @@ export class ClusterRunManager implements RunService {
     checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
-      const threadId = await keptThread(this.storage, assistant, owner);
-      const { on_completion: _c, ...rest } = body;
-      return this.createStateful(threadId, {
-        ...rest,
-        multitask_strategy: "enqueue",
-        if_not_exists: "reject",
-      });
+      const kept = await keptRun(this.storage, assistant, owner, body);
+      return this.createStateful(kept.threadId, kept.body);
     }
     // The run is recorded so a worker can take it; the worker deletes the record when it ends.
     const { run } = await recordRun(this.storage, null, body, assistant, "reject");

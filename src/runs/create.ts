@@ -51,11 +51,20 @@ export async function runThread(
   return created;
 }
 
-/** A new thread for a stateless run kept after it ends (on_completion "keep"). */
-export async function keptThread(storage: Storage, assistant: Assistant, owner: Json): Promise<string> {
+/**
+ * A stateless run kept after it ends (on_completion "keep"): a new thread, and the body of the run to create
+ * on it (queued behind nothing, on a thread that must exist).
+ */
+export async function keptRun(
+  storage: Storage,
+  assistant: Assistant,
+  owner: Json,
+  body: RunCreateStatelessT,
+): Promise<{ threadId: string; body: RunCreateStatefulT }> {
   const threadId = randomUUID();
   await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner) });
-  return threadId;
+  const { on_completion: _c, ...rest } = body;
+  return { threadId, body: { ...rest, multitask_strategy: "enqueue", if_not_exists: "reject" } };
 }
 
 /** 409 when the thread is busy and the strategy is "reject". */

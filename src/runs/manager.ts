@@ -19,7 +19,7 @@ import {
 } from "./execute-job.js";
 import { buildKwargs } from "./kwargs.js";
 import { RunQueue } from "./queue.js";
-import { checkRunBody, keptThread, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
+import { checkRunBody, keptRun, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
 
 export type { StartedRun } from "./service.js";
 
@@ -97,13 +97,8 @@ export class RunManager implements RunService {
     checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
-      const threadId = await keptThread(this.storage, assistant, owner);
-      const { on_completion: _c, ...rest } = body;
-      return this.createStateful(threadId, {
-        ...rest,
-        multitask_strategy: "enqueue",
-        if_not_exists: "reject",
-      });
+      const kept = await keptRun(this.storage, assistant, owner, body);
+      return this.createStateful(kept.threadId, kept.body);
     }
     const runId = randomUUID();
     const kwargs = buildKwargs(body, assistant, runId, null);

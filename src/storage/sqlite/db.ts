@@ -23,12 +23,15 @@ export function openDatabase(dataDir: string, synchronous: Synchronous = "NORMAL
   return db;
 }
 
-/** Applies pending migrations in order, each in its own transaction; refuses a database newer than the build. */
-export function migrate(db: Database.Database): void {
+/**
+ * Applies pending migrations of `dir` in order, each in its own transaction; refuses a database newer than the
+ * build. `what` names the database in that refusal.
+ */
+export function migrate(db: Database.Database, dir = MIGRATIONS_DIR, what = "database schema"): void {
   db.exec(
     "CREATE TABLE IF NOT EXISTS schema_migrations (version INTEGER PRIMARY KEY, name TEXT NOT NULL, applied_at TEXT NOT NULL)",
   );
-  const files = readdirSync(MIGRATIONS_DIR)
+  const files = readdirSync(dir)
     .filter((f) => /^\d+_.+\.sql$/.test(f))
     .sort();
   const known = new Set(files.map((f) => parseInt(f, 10)));
@@ -36,14 +39,14 @@ export function migrate(db: Database.Database): void {
   const newer = applied.filter((r) => !known.has(r.version));
   if (newer.length) {
     throw new Error(
-      `database schema has migrations this build does not know (${newer.map((r) => r.version).join(", ")}); upgrade Hangar`,
+      `${what} has migrations this build does not know (${newer.map((r) => r.version).join(", ")}); upgrade Hangar`,
     );
   }
   const done = new Set(applied.map((r) => r.version));
   for (const file of files) {
     const version = parseInt(file, 10);
     if (done.has(version)) continue;
-    const sql = readFileSync(join(MIGRATIONS_DIR, file), "utf8");
+    const sql = readFileSync(join(dir, file), "utf8");
     db.transaction(() => {
       db.exec(sql);
       db.prepare("INSERT INTO schema_migrations (version, name, applied_at) VALUES (?, ?, ?)").run(
