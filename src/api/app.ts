@@ -13,7 +13,8 @@ import { toJson } from "../runs/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { installErrorHandler, notFoundRoute } from "./errors.js";
-import { forwardToUserApp, installCors } from "./http-config.js";
+import { installCors } from "./cors.js";
+import { forwardToUserApp } from "./http-config.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
 import { cronRoutes } from "./crons.js";
@@ -48,9 +49,12 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     }
   });
 
-  // Authentication on every request but health, docs and the OpenAPI document.
-  // /internal/* authenticates with its own token (see server.ts), not with the project's auth.
-  const open = new Set(["/ok", "/openapi.json", "/internal/recover"]);
+  // CORS first: preflights are answered before authentication, and every response carries the headers.
+  await installCors(app, ctx.http?.cors);
+
+  // Authentication on every request but health, server info, docs and the OpenAPI document (as in the
+  // official server). /internal/* authenticates with its own token (see server.ts), not the project's auth.
+  const open = new Set(["/ok", "/info", "/openapi.json", "/internal/recover"]);
   app.decorateRequest("user", null);
   app.addHook("onRequest", async (req) => {
     const path = req.url.split("?")[0];
@@ -113,7 +117,6 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   const http = ctx.http ?? {};
-  await installCors(app, http.cors);
   if (!http.disable_meta) {
     await app.register(systemRoutes(ctx));
     await app.register(metricsRoutes(ctx));

@@ -1,11 +1,10 @@
-// The `http` section of langgraph.json: CORS, switching off groups of routes, and the project's own app
+// The `http` section of langgraph.json: switching off groups of routes, and the project's own app
 // (an object with a web-standard `fetch(Request): Response`, such as a Hono app) for requests no Hangar
 // route answers.
 import { existsSync } from "node:fs";
 import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import cors from "@fastify/cors";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import { ConfigError, parseGraphSpec } from "../config/config.js";
 
 export interface HttpConfig {
@@ -48,18 +47,6 @@ export async function loadUserApp(
     throw new ConfigError(`http.app "${spec}": the export has no fetch(request) method (a Hono app has one)`);
   }
   return app;
-}
-
-export async function installCors(app: FastifyInstance, c: HttpConfig["cors"]): Promise<void> {
-  if (!c) return;
-  await app.register(cors, {
-    origin: c.allow_origins?.includes("*") ? true : (c.allow_origins ?? false),
-    methods: c.allow_methods ?? ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"],
-    allowedHeaders: c.allow_headers,
-    credentials: c.allow_credentials ?? false,
-    exposedHeaders: c.expose_headers ?? ["Content-Location"],
-    maxAge: c.max_age,
-  });
 }
 
 /** Hands a request to the project's app and streams its Response back. */

@@ -39,7 +39,8 @@ export async function streamLog(
 ): Promise<void> {
   reply.hijack();
   const res = reply.raw;
-  const sse = new SseWriter(res, opts.headers);
+  // Headers hooks set before the hijack (CORS) go out with the stream's head.
+  const sse = new SseWriter(res, { ...reply.getHeaders(), ...opts.headers });
   opts.clients?.inc();
   res.once("close", () => opts.clients?.dec());
   const gone = new AbortController();
@@ -212,7 +213,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         if (!log) {
           // Finished and not kept: an empty stream that ends at once.
           reply.hijack();
-          new SseWriter(reply.raw).end();
+          new SseWriter(reply.raw, reply.getHeaders()).end();
           return;
         }
         await streamLog(reply, log, from, {

@@ -18,11 +18,22 @@ export async function runAssistant(storage: Storage, graphs: GraphRegistry, id: 
   return a;
 }
 
-/** Checks what the schema cannot: a webhook the server may call, and input or command, not both. */
+/** An input that says nothing: absent, null or `{}` (what agent-chat-ui sends beside a resume command). */
+const emptyInput = (input: unknown): boolean =>
+  input === undefined ||
+  input === null ||
+  (typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0);
+
+/**
+ * Checks what the schema cannot: a webhook the server may call, and input or command, not both. An empty
+ * input beside a command is accepted and the command used, as the official server does.
+ */
 export function checkRunBody(body: { webhook?: string | null; command?: unknown; input?: unknown }): void {
   if (body.webhook) checkWebhookUrl(body.webhook);
-  if (body.command && body.input !== undefined && body.input !== null) {
-    throw unprocessable("input: give either input or command, not both");
+  if (body.command && !emptyInput(body.input)) {
+    throw unprocessable(
+      "input: give either input or command, not both (an empty input {} may go with a command)",
+    );
   }
 }
 
