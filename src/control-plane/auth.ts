@@ -2,7 +2,7 @@
 // the workspaces an organization key reaches. Keys are looked up by their SHA-256.
 import { randomBytes } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { badRequest, forbidden, unauthorized } from "./errors.js";
+import { forbidden, unauthorized } from "./errors.js";
 import type { ApiKey, CpStore, Organization, Workspace } from "./types.js";
 
 /** Who a request acts as: its key, and the workspace (tenant) it works in. */
@@ -31,7 +31,7 @@ export function requestKey(req: FastifyRequest): string | undefined {
   return m?.[1].trim() || undefined;
 }
 
-/** Authenticates a request and resolves its workspace; throws the 401/400/403 to answer otherwise. */
+/** Authenticates a request and resolves its workspace; throws the 401/403 to answer otherwise. */
 export async function authenticate(store: CpStore, req: FastifyRequest): Promise<CpPrincipal> {
   const secret = requestKey(req);
   if (!secret) {
@@ -63,9 +63,11 @@ export async function authenticate(store: CpStore, req: FastifyRequest): Promise
   }
   if (workspaces.length === 1) return { key, workspace: workspaces[0], organization };
   if (!workspaces.length) throw forbidden(`Organization '${organization.id}' has no workspace.`);
-  throw badRequest(
-    "This API key is an organization key that reaches several workspaces: " +
-      "send the X-Tenant-Id header with the ID of the workspace to use.",
+  // The official server's wording ("requires workspace specification"), which the official CLI recognises
+  // (it then asks for the workspace ID, or says to set LANGSMITH_TENANT_ID).
+  throw forbidden(
+    `This API key is org-scoped and requires workspace specification: organization '${organization.id}' ` +
+      "has several workspaces; send the X-Tenant-Id header with the ID of the workspace to use.",
   );
 }
 

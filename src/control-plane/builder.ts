@@ -1,6 +1,6 @@
 // A revision's build in `<data-dir>/builds/<revision id>`: fetch the source (uploaded tarball, local directory or
 // git), install dependencies, run the build command, then `hangar check` imports every graph. Writes build logs.
-import { existsSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
+import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cp, mkdir, rm, symlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import * as tar from "tar";
@@ -85,6 +85,7 @@ export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
       throw new BuildError(`langgraph_config_path "${configRel}": no such file in the source`);
     }
     const configDir = dirname(configPath);
+    placeholderEnvFile(configPath, root, log);
     const secrets = Object.fromEntries((deployment.secrets ?? []).map((s) => [s.name, s.value]));
     const env = childEnv(secrets);
     const step = async (what: string, cmd: string, args: string[], cwd: string, timeoutMs: number) => {
@@ -152,6 +153,31 @@ export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
     log("ERROR", `Build failed: ${err.message}`);
     throw err;
   }
+}
+
+/**
+ * `"env": ".env"` names a file deploys keep out of the upload (its values travel as the deployment's secrets,
+ * which the build and the Agent Server get as environment variables, and those win over the file). When the
+ * file is not in the source, an empty one stands in for it, so the project loads as it does on the machine
+ * it came from.
+ */
+function placeholderEnvFile(configPath: string, root: string, log: BuildInput["log"]): void {
+  let env: unknown;
+  try {
+    env = (JSON.parse(readFileSync(configPath, "utf8")) as { env?: unknown }).env;
+  } catch {
+    return; // hangar check reports an unreadable langgraph.json
+  }
+  if (typeof env !== "string" || !env.trim()) return;
+  const file = resolve(dirname(configPath), env);
+  if (!inside(root, file) || existsSync(file)) return;
+  log(
+    "INFO",
+    `env file "${env}" is not in the source (deploys keep it on the machine and send its values as secrets): ` +
+      "the secrets stand in for it",
+  );
+  mkdirSync(dirname(file), { recursive: true });
+  writeFileSync(file, "# Hangar: this file was not uploaded; its values are the deployment's secrets.\n");
 }
 
 function commandFailure(what: string, r: CommandResult, timeoutMs: number): string {

@@ -5,7 +5,7 @@ import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { DeploymentCreateBody, DeploymentPatchBody } from "./api/schemas.js";
 import type { CpContext } from "./context.js";
-import { badRequest, conflict, deploymentNotFound } from "./errors.js";
+import { conflict, deploymentNotFound, valueError } from "./errors.js";
 import {
   CpConflictError,
   type Deployment,
@@ -82,13 +82,37 @@ export function revisionOut(r: Revision) {
 
 const GIT_URL = /^(https?|git|ssh|file):\/\/\S+$|^[\w.-]+@[\w.-]+:\S+$/;
 
-/** Checks a revision's source_revision_config against its source (400 when a field is missing or foreign). */
-function checkRevisionConfig(source: DeploymentSource, c: SourceRevisionConfig): void {
+/** A 422 HTTPValidationError for a rule of the request body the schema cannot say. */
+const invalid = (loc: (string | number)[], message: string, input?: unknown) =>
+  valueError(["body", ...loc], message, input);
+
+/**
+ * Checks a revision's source_revision_config against its source (422 when a field is missing or foreign).
+ * `awaitingSource`: an `internal_source` deployment being created may come without its tarball (the official
+ * CLI creates it first, then asks for an upload URL and PATCHes the tarball in): it then has no revision yet.
+ */
+function checkRevisionConfig(
+  source: DeploymentSource,
+  c: SourceRevisionConfig,
+  opts: { awaitingSource?: boolean } = {},
+): void {
   const must = (field: keyof SourceRevisionConfig) => {
-    if (!c[field]) throw badRequest(`source_revision_config.${field} is required for source '${source}'.`);
+    if (!c[field]) {
+      throw invalid(
+        ["source_revision_config", field],
+        `source_revision_config.${field} is required for source '${source}'.`,
+        c[field] ?? null,
+      );
+    }
   };
   const mustNot = (field: keyof SourceRevisionConfig) => {
-    if (c[field]) throw badRequest(`source_revision_config.${field} must be null for source '${source}'.`);
+    if (c[field]) {
+      throw invalid(
+        ["source_revision_config", field],
+        `source_revision_config.${field} must be null for source '${source}'.`,
+        c[field],
+      );
+    }
   };
   if (isDocker(source)) {
     must("image_uri");
@@ -97,23 +121,30 @@ function checkRevisionConfig(source: DeploymentSource, c: SourceRevisionConfig):
     mustNot("repo_ref");
     return;
   }
-  must("langgraph_config_path");
   mustNot("image_uri");
   if (source === "internal_source") {
-    must("source_tarball_path");
     mustNot("repo_ref");
+    if (opts.awaitingSource && !c.source_tarball_path) return;
+    must("source_tarball_path");
   } else mustNot("source_tarball_path");
+  must("langgraph_config_path");
 }
 
 function checkSecrets(secrets: Secret[]): void {
   const seen = new Set<string>();
-  for (const s of secrets) {
+  secrets.forEach((s, i) => {
     if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(s.name)) {
-      throw badRequest(`Secret name '${s.name}' is not a valid environment variable name.`);
+      throw invalid(
+        ["secrets", i, "name"],
+        `Secret name '${s.name}' is not a valid environment variable name.`,
+        s.name,
+      );
     }
-    if (seen.has(s.name)) throw badRequest(`Secret '${s.name}' is given more than once.`);
+    if (seen.has(s.name)) {
+      throw invalid(["secrets", i, "name"], `Secret '${s.name}' is given more than once.`, s.name);
+    }
     seen.add(s.name);
-  }
+  });
 }
 
 /** Checks source_config on create against the source; resolves and checks the listener. */
@@ -125,40 +156,67 @@ async function checkSourceConfig(
 ) {
   if (source === "github") {
     const url = c.repo_url;
-    if (!url) throw badRequest("source_config.repo_url is required for source 'github'.");
+    const loc = ["source_config", "repo_url"];
+    if (!url) throw invalid(loc, "source_config.repo_url is required for source 'github'.", null);
     if (!GIT_URL.test(url)) {
       if (!isAbsolute(url)) {
-        throw badRequest(
+        throw invalid(
+          loc,
           `source_config.repo_url '${url}' is neither a git URL nor an absolute path of a local directory.`,
+          url,
         );
       }
       const st = statSync(url, { throwIfNoEntry: false });
       if (!st?.isDirectory()) {
-        throw badRequest(
+        throw invalid(
+          loc,
           `source_config.repo_url '${url}' is not a directory on the control plane's machine.`,
+          url,
         );
       }
     }
-  } else if (c.repo_url) throw badRequest("source_config.repo_url is only applicable for source 'github'.");
+  } else if (c.repo_url) {
+    throw invalid(
+      ["source_config", "repo_url"],
+      "source_config.repo_url is only applicable for source 'github'.",
+      c.repo_url,
+    );
+  }
   if (!isDocker(source)) {
     if (c.listener_id) {
-      throw badRequest(
+      throw invalid(
+        ["source_config", "listener_id"],
         "source_config.listener_id is only applicable for sources 'external_docker' and 'internal_docker'.",
+        c.listener_id,
       );
     }
     if (c.listener_config?.k8s_namespace) {
-      throw badRequest("source_config.listener_config is only applicable for deployments of a listener.");
+      throw invalid(
+        ["source_config", "listener_config"],
+        "source_config.listener_config is only applicable for deployments of a listener.",
+        c.listener_config,
+      );
     }
     return;
   }
-  if (!c.listener_id) throw badRequest(`source_config.listener_id is required for source '${source}'.`);
+  if (!c.listener_id) {
+    throw invalid(
+      ["source_config", "listener_id"],
+      `source_config.listener_id is required for source '${source}'.`,
+      null,
+    );
+  }
   const listener = await ctx.store.getListener(tenantId, c.listener_id);
-  if (!listener) throw badRequest(`Listener ID ${c.listener_id} not found.`);
+  if (!listener) {
+    throw invalid(["source_config", "listener_id"], `Listener ID ${c.listener_id} not found.`, c.listener_id);
+  }
   const ns = c.listener_config?.k8s_namespace;
   const allowed = listener.compute_config.k8s_namespaces;
   if (ns && allowed?.length && !allowed.includes(ns)) {
-    throw badRequest(
+    throw invalid(
+      ["source_config", "listener_config", "k8s_namespace"],
       `source_config.listener_config.k8s_namespace '${ns}' is not one of the listener's namespaces (${allowed.join(", ")}).`,
+      ns,
     );
   }
 }
@@ -174,7 +232,9 @@ export async function createDeployment(
   const sc: SourceConfig = { ...withoutNulls(body.source_config) };
   const src: SourceRevisionConfig = { ...withoutNulls(body.source_revision_config) };
   await checkSourceConfig(ctx, tenantId, body.source, sc);
-  checkRevisionConfig(body.source, src);
+  checkRevisionConfig(body.source, src, { awaitingSource: true });
+  // An internal_source deployment created without its tarball has no revision until a PATCH brings one.
+  const awaiting = body.source === "internal_source" && !src.source_tarball_path;
   checkSecrets(body.secrets);
   const taken = await ctx.store.listDeployments(tenantId, { name: body.name, limit: 1, offset: 0 });
   if (taken.length) throw nameTaken(tenantId, body.name);
@@ -184,7 +244,7 @@ export async function createDeployment(
   if (body.source !== "external_docker" || !sc.custom_url)
     sc.custom_url = `${ctx.publicUrl()}/deployments/${id}`;
   let undo = () => {};
-  if (body.source === "internal_source") {
+  if (body.source === "internal_source" && !awaiting) {
     const adopted = await adoptTarball(ctx, tenantId, id, src.source_tarball_path!);
     src.source_tarball_path = adopted.path;
     undo = adopted.undo;
@@ -203,9 +263,11 @@ export async function createDeployment(
         status: "READY",
         deleted_at: null,
       },
-      { id: randomUUID(), status: "QUEUED", source: body.source, source_revision_config: src },
+      awaiting
+        ? null
+        : { id: randomUUID(), status: "QUEUED", source: body.source, source_revision_config: src },
     );
-    ctx.wake();
+    if (!awaiting) ctx.wake();
     return d;
   } catch (e) {
     undo();
@@ -219,10 +281,16 @@ const nameTaken = (tenantId: string, name: string) =>
 
 /** New secrets for PATCH: a value equal to the mask keeps the stored value of that name. */
 function mergeSecrets(stored: Secret[], given: Secret[]): Secret[] {
-  return given.map((s) => {
+  return given.map((s, i) => {
     if (s.value !== MASK) return { name: s.name, value: s.value };
     const old = stored.find((o) => o.name === s.name);
-    if (!old) throw badRequest(`Secret '${s.name}' has no stored value to keep; give its value.`);
+    if (!old) {
+      throw invalid(
+        ["secrets", i, "value"],
+        `Secret '${s.name}' has no stored value to keep; give its value.`,
+        s.value,
+      );
+    }
     return old;
   });
 }
@@ -235,13 +303,19 @@ export async function patchDeployment(
   const given = withoutNulls(body.source_config);
   for (const field of IMMUTABLE_SOURCE_CONFIG) {
     if (given[field] !== undefined && given[field] !== (dep.source_config[field] ?? null)) {
-      throw badRequest(`source_config.${field} cannot be changed once the deployment is created.`);
+      throw invalid(
+        ["source_config", field],
+        `source_config.${field} cannot be changed once the deployment is created.`,
+        given[field],
+      );
     }
   }
   const ns = given.listener_config?.k8s_namespace;
   if (ns && ns !== (dep.source_config.listener_config?.k8s_namespace ?? null)) {
-    throw badRequest(
+    throw invalid(
+      ["source_config", "listener_config", "k8s_namespace"],
       "source_config.listener_config.k8s_namespace cannot be changed once the deployment is created.",
+      ns,
     );
   }
   if (
@@ -249,7 +323,11 @@ export async function patchDeployment(
     dep.source !== "external_docker" &&
     given.custom_url !== dep.source_config.custom_url
   ) {
-    throw badRequest("source_config.custom_url can only be set for 'external_docker' deployments.");
+    throw invalid(
+      ["source_config", "custom_url"],
+      "source_config.custom_url can only be set for 'external_docker' deployments.",
+      given.custom_url,
+    );
   }
   const sourceConfig: SourceConfig = { ...dep.source_config };
   for (const k of [

@@ -1,5 +1,6 @@
 // Error shapes of the control plane, as the official (FastAPI) one answers: `{"detail": "<message>"}` for
-// 4xx errors, and 422 `HTTPValidationError` `{"detail": [{type, loc, msg, input, ctx?}]}` for invalid requests.
+// 4xx errors, and 422 `HTTPValidationError` `{"detail": [{type, loc, msg, input, ctx?}]}` for every invalid
+// request (the schema's checks and the rules it cannot say alike: never a 400).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { CpConflictError } from "./types.js";
 import { replyOtherError } from "../api/errors.js";
@@ -14,7 +15,6 @@ export class CpHttpError extends Error {
   }
 }
 
-export const badRequest = (detail: string) => new CpHttpError(400, detail);
 export const unauthorized = (detail: string) => new CpHttpError(401, detail);
 export const forbidden = (detail: string) => new CpHttpError(403, detail);
 export const notFound = (detail: string) => new CpHttpError(404, detail);

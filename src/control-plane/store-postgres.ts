@@ -305,7 +305,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
       const ts = now();
       const rec: Deployment = {
         ...d,
-        latest_revision_id: first.id,
+        latest_revision_id: first?.id ?? null,
         active_revision_id: null,
         created_at: ts,
         updated_at: ts,
@@ -320,7 +320,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
                $15)`,
             [...deploymentValues(rec), d.id, d.tenant_id, ts, d.deleted_at ?? null],
           );
-          await insertRevision(q, d.id, first);
+          if (first) await insertRevision(q, d.id, first);
         });
       } catch (e) {
         if (isUniqueViolation(e)) throw nameConflict(d.name);
@@ -594,6 +594,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
       const where = [`deployment_id = ${p(deploymentId)}`, `kind = ${p(q.kind)}`];
       if (q.revision_id) where.push(`revision_id = ${p(q.revision_id)}`);
       if (q.level) where.push(`level = ${p(q.level)}`);
+      if (q.query) where.push(`strpos(lower(message), lower(${p(q.query)})) > 0`);
       if (q.start_time) where.push(`timestamp >= ${p(q.start_time)}::timestamptz`);
       if (q.end_time) where.push(`timestamp <= ${p(q.end_time)}::timestamptz`);
       return (

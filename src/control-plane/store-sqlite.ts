@@ -156,12 +156,12 @@ export function openCpSqliteStore(dataDir: string): CpStore {
           d.status,
           d.source_config?.deployment_type ?? null,
           d.source_config?.listener_id ?? null,
-          first.id,
+          first?.id ?? null,
           ts,
           ts,
           d.deleted_at ?? null,
         );
-        insertRevision(d.id, first);
+        if (first) insertRevision(d.id, first);
       });
       try {
         tx();
@@ -436,6 +436,10 @@ export function openCpSqliteStore(dataDir: string): CpStore {
       if (q.level) {
         where.push("level = ?");
         args.push(q.level);
+      }
+      if (q.query) {
+        where.push("instr(lower(message), lower(?)) > 0");
+        args.push(q.query);
       }
       if (q.start_time) {
         where.push("timestamp >= ?");

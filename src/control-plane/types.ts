@@ -168,6 +168,8 @@ export interface LogQuery extends Page {
   revision_id?: string;
   order: "asc" | "desc";
   level?: LogLevel;
+  /** Only lines whose message contains it (case-insensitive). */
+  query?: string;
   start_time?: string;
   end_time?: string;
 }
@@ -208,7 +210,8 @@ export interface CpStore {
   // deployments and revisions
   createDeployment(
     d: Omit<Deployment, "created_at" | "updated_at" | "latest_revision_id" | "active_revision_id">,
-    firstRevision: Omit<Revision, "created_at" | "updated_at" | "deployment_id">,
+    /** Null: no revision yet (an internal_source deployment waiting for its tarball). */
+    firstRevision: Omit<Revision, "created_at" | "updated_at" | "deployment_id"> | null,
   ): Promise<Deployment>;
   /** A deployment of the tenant that is not deleted (the API's view). */
   getDeployment(tenantId: string, id: string): Promise<Deployment | null>;

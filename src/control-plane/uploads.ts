@@ -7,7 +7,7 @@ import { PassThrough, Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { CpContext } from "./context.js";
-import { badRequest, CpHttpError, notFound } from "./errors.js";
+import { CpHttpError, CpValidationError, notFound, valueError } from "./errors.js";
 import { sha256 } from "./hash.js";
 
 export const UPLOAD_TTL_MS = 15 * 60 * 1000;
@@ -16,8 +16,13 @@ export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
 /** Where workspace uploads (made before their deployment exists) wait, relative to the data directory. */
 const WORKSPACE_DIR = "uploads/_workspaces";
 
+/**
+ * The answer of an upload URL request. `object_path` is the field the official CLI reads (the object path to
+ * PATCH as `source_tarball_path`); `source_tarball_path` holds the same value under the name Hangar's CLI uses.
+ */
 export interface UploadUrl {
   upload_url: string;
+  object_path: string;
   source_tarball_path: string;
   expires_at: string;
 }
@@ -40,12 +45,13 @@ export async function issueUpload(
   });
   return {
     upload_url: `${ctx.publicUrl()}/v2/uploads/${token}`,
+    object_path: up.path,
     source_tarball_path: up.path,
     expires_at: up.expires_at,
   };
 }
 
-/** Counts bytes (413 beyond the limit) and checks the gzip magic bytes (400 otherwise). */
+/** Counts bytes (413 beyond the limit) and checks the gzip magic bytes (422 otherwise). */
 class TarballCheck extends Transform {
   size = 0;
   private head = Buffer.alloc(0);
@@ -67,7 +73,8 @@ class TarballCheck extends Transform {
 }
 
 const isGzip = (b: Buffer) => b[0] === 0x1f && b[1] === 0x8b;
-const notGzip = () => badRequest("The upload is not a gzip file: send the source as a .tar.gz tarball.");
+const notGzip = () =>
+  valueError(["body"], "The upload is not a gzip file: send the source as a .tar.gz tarball.");
 const tooLarge = (max: number) =>
   new CpHttpError(413, `The upload is larger than the limit of ${max} bytes.`);
 
@@ -93,7 +100,7 @@ export async function receiveUpload(
     const body = new PassThrough();
     // A client that goes away mid-body fails the upload (pipe() alone would leave it waiting for ever).
     const onGone = () => {
-      if (!req.raw.complete) body.destroy(badRequest("The upload was interrupted before its end."));
+      if (!req.raw.complete) body.destroy(valueError(["body"], "The upload was interrupted before its end."));
     };
     req.raw.once("close", onGone);
     req.raw.once("error", onGone);
@@ -112,7 +119,7 @@ export async function receiveUpload(
   } catch (e) {
     rmSync(part, { force: true });
     // The rest of a refused body is not read: close the connection after answering.
-    if (e instanceof CpHttpError) reply.header("connection", "close");
+    if (e instanceof CpHttpError || e instanceof CpValidationError) reply.header("connection", "close");
     throw e;
   } finally {
     await ctx.store.finishUpload(up.id, ok);
@@ -122,7 +129,7 @@ export async function receiveUpload(
 /**
  * Checks a `source_tarball_path` given on create or PATCH and returns the path to store: a completed upload
  * of this deployment, or a workspace upload, which is then moved under the deployment's directory (its path
- * changes to `uploads/<deployment id>/...`). Anything else is a 400.
+ * changes to `uploads/<deployment id>/...`). Anything else is a 422 on `source_revision_config.source_tarball_path`.
  */
 export async function adoptTarball(
   ctx: CpContext,
@@ -133,10 +140,12 @@ export async function adoptTarball(
   const up = await ctx.store.findUpload(tenantId, path);
   if (up && up.deployment_id === deploymentId) return { path, undo: () => {} };
   if (!up || up.deployment_id !== null) {
-    throw badRequest(
+    throw valueError(
+      ["body", "source_revision_config", "source_tarball_path"],
       `source_revision_config.source_tarball_path '${path}' is not an uploaded tarball of this deployment: ` +
         "get an upload URL from POST /v2/deployments/{deployment_id}/upload-url (or POST /v2/uploads/upload-url " +
-        "before creating a deployment), PUT the .tar.gz there, then pass its source_tarball_path.",
+        "before creating a deployment), PUT the .tar.gz there, then pass its object_path.",
+      path,
     );
   }
   const moved = `uploads/${deploymentId}/${path.split("/").pop()}`;

@@ -13,6 +13,7 @@ import {
   startCp,
   type CpClient,
   type CpProcess,
+  type CpResponse,
 } from "../helpers/control-plane.ts";
 
 const KEY_A = "test-key-workspace-a";
@@ -60,6 +61,14 @@ afterAll(async () => {
   if (cp) cleanupDir(cp.dataDir);
 });
 
+/** A 422 HTTPValidationError with one item at `loc` whose message contains `msg`. */
+function expectInvalid(r: CpResponse, loc: (string | number)[], msg: string): void {
+  expect(r.status, JSON.stringify(r.body)).toBe(422);
+  expect(r.body.detail).toHaveLength(1);
+  expect(r.body.detail[0]).toMatchObject({ type: "value_error", loc });
+  expect(r.body.detail[0].msg).toContain(msg);
+}
+
 const githubBody = (name: string, extra: Record<string, any> = {}) => ({
   name,
   source: "github",
@@ -105,8 +114,10 @@ describe("auth", () => {
   });
 
   it("an organization key needs X-Tenant-Id when it reaches several workspaces, and reaches only its own", async () => {
+    // 403 with the official wording, which the official CLI recognises ("requires workspace specification").
     const missing = await cpClient(cp.url, { "X-Api-Key": orgKey }).get("/v2/deployments");
-    expect(missing.status).toBe(400);
+    expect(missing.status).toBe(403);
+    expect(missing.body.detail).toContain("requires workspace specification");
     expect(missing.body.detail).toContain("X-Tenant-Id");
 
     const name = `org-key-${randomUUID()}`;
@@ -401,32 +412,54 @@ describe("deployments", () => {
     expect(JSON.stringify(got.body)).not.toContain("sk-secret");
   });
 
-  it("create: source rules (400) and body validation (422)", async () => {
+  it("create: source rules and body validation, each a 422 HTTPValidationError naming the field", async () => {
     const noRepo = await a.post("/v2/deployments", { ...githubBody("x"), source_config: {} });
-    expect(noRepo.status).toBe(400);
-    expect(noRepo.body.detail).toContain("repo_url");
+    expectInvalid(noRepo, ["body", "source_config", "repo_url"], "repo_url is required");
     const relative = await a.post("/v2/deployments", {
       ...githubBody("x"),
       source_config: { repo_url: "some/dir" },
     });
-    expect(relative.status).toBe(400);
+    expectInvalid(relative, ["body", "source_config", "repo_url"], "absolute path");
     const noConfig = await a.post("/v2/deployments", { ...githubBody("x"), source_revision_config: {} });
-    expect(noConfig.status).toBe(400);
-    expect(noConfig.body.detail).toContain("langgraph_config_path");
+    expectInvalid(
+      noConfig,
+      ["body", "source_revision_config", "langgraph_config_path"],
+      "langgraph_config_path is required",
+    );
     const local = await a.post("/v2/deployments", {
       ...githubBody(`local-${randomUUID()}`),
       source_config: { repo_url: join(ROOT, "examples") },
     });
     expect(local.status).toBe(201);
+    // internal_source without its tarball (the official CLI's create): a deployment with no revision yet.
     const noTarball = await a.post("/v2/deployments", {
+      name: `no-tarball-${randomUUID()}`,
+      source: "internal_source",
+      source_config: { deployment_type: "dev" },
+      source_revision_config: {},
+      secrets: [],
+    });
+    expect(noTarball.status).toBe(201);
+    expect(noTarball.body.latest_revision_id).toBeNull();
+    expect((await a.get(`/v2/deployments/${noTarball.body.id}/revisions`)).body.resources).toEqual([]);
+    // ... whose PATCH needs the tarball to make one.
+    const noSource = await a.patch(`/v2/deployments/${noTarball.body.id}`, {
+      revision_source: "internal_source",
+      source_revision_config: { langgraph_config_path: "langgraph.json" },
+    });
+    expectInvalid(
+      noSource,
+      ["body", "source_revision_config", "source_tarball_path"],
+      "source_tarball_path is required",
+    );
+    const withImage = await a.post("/v2/deployments", {
       name: "x",
       source: "internal_source",
       source_config: {},
-      source_revision_config: { langgraph_config_path: "langgraph.json" },
+      source_revision_config: { image_uri: "example/agent:1" },
       secrets: [],
     });
-    expect(noTarball.status).toBe(400);
-    expect(noTarball.body.detail).toContain("source_tarball_path");
+    expectInvalid(withImage, ["body", "source_revision_config", "image_uri"], "must be null");
     const forged = await a.post("/v2/deployments", {
       name: "x",
       source: "internal_source",
@@ -434,7 +467,11 @@ describe("deployments", () => {
       source_revision_config: { langgraph_config_path: "langgraph.json", source_tarball_path: "/etc/passwd" },
       secrets: [],
     });
-    expect(forged.status).toBe(400);
+    expectInvalid(
+      forged,
+      ["body", "source_revision_config", "source_tarball_path"],
+      "not an uploaded tarball",
+    );
     const dockerNoListener = await a.post("/v2/deployments", {
       name: "x",
       source: "external_docker",
@@ -442,8 +479,7 @@ describe("deployments", () => {
       source_revision_config: { image_uri: "example/agent:1" },
       secrets: [],
     });
-    expect(dockerNoListener.status).toBe(400);
-    expect(dockerNoListener.body.detail).toContain("listener_id");
+    expectInvalid(dockerNoListener, ["body", "source_config", "listener_id"], "listener_id is required");
     const unknownListener = await a.post("/v2/deployments", {
       name: "x",
       source: "external_docker",
@@ -451,7 +487,7 @@ describe("deployments", () => {
       source_revision_config: { image_uri: "example/agent:1" },
       secrets: [],
     });
-    expect(unknownListener.status).toBe(400);
+    expectInvalid(unknownListener, ["body", "source_config", "listener_id"], "not found");
     const dupSecret = await a.post("/v2/deployments", {
       ...githubBody("x"),
       secrets: [
@@ -459,7 +495,7 @@ describe("deployments", () => {
         { name: "A", value: "2" },
       ],
     });
-    expect(dupSecret.status).toBe(400);
+    expectInvalid(dupSecret, ["body", "secrets", 1, "name"], "more than once");
 
     const bad = await a.post("/v2/deployments", {
       source: "svn",
@@ -600,26 +636,25 @@ describe("deployments", () => {
     expect(r3.body.latest_revision_id).toBe(r2.body.latest_revision_id);
     expect(r3.body.source_config.build_on_push).toBe(true);
 
-    // Immutable source_config fields: 400 when changed, fine when repeated.
+    // Immutable source_config fields: 422 when changed, fine when repeated.
     const repo = await a.patch(`/v2/deployments/${d.id}`, {
       source_config: { repo_url: "https://x/other.git" },
     });
-    expect(repo.status).toBe(400);
-    expect(repo.body.detail).toContain("repo_url");
+    expectInvalid(repo, ["body", "source_config", "repo_url"], "cannot be changed");
     const type = await a.patch(`/v2/deployments/${d.id}`, { source_config: { deployment_type: "prod" } });
-    expect(type.status).toBe(400);
+    expectInvalid(type, ["body", "source_config", "deployment_type"], "cannot be changed");
     const listener = await a.patch(`/v2/deployments/${d.id}`, {
       source_config: { listener_id: randomUUID() },
     });
-    expect(listener.status).toBe(400);
+    expectInvalid(listener, ["body", "source_config", "listener_id"], "cannot be changed");
     const integration = await a.patch(`/v2/deployments/${d.id}`, {
       source_config: { integration_id: randomUUID() },
     });
-    expect(integration.status).toBe(400);
+    expectInvalid(integration, ["body", "source_config", "integration_id"], "cannot be changed");
     const echo = await a.patch(`/v2/deployments/${d.id}`, { source_config: r3.body.source_config });
     expect(echo.status).toBe(200);
     const image = await a.patch(`/v2/deployments/${d.id}`, { source_revision_config: { image_uri: "x:1" } });
-    expect(image.status).toBe(400);
+    expectInvalid(image, ["body", "source_revision_config", "image_uri"], "must be null");
 
     const revs = await a.get(`/v2/deployments/${d.id}/revisions`);
     expect(revs.body.resources.map((r: any) => r.status)).toEqual(["QUEUED", "SKIPPED", "SKIPPED"]);
@@ -702,12 +737,12 @@ describe("listener deployments, the listener side and logs", () => {
       "/v2/deployments",
       body("foreign"),
     );
-    expect(otherWs.status).toBe(400);
+    expectInvalid(otherWs, ["body", "source_config", "listener_id"], "not found");
     const badNs = await a.post(
       "/v2/deployments",
       body("bad-ns", { listener_config: { k8s_namespace: "other" } }),
     );
-    expect(badNs.status).toBe(400);
+    expectInvalid(badNs, ["body", "source_config", "listener_config", "k8s_namespace"], "not one of");
     const custom = await a.post(
       "/v2/deployments",
       body(`docker-custom-${randomUUID()}`, { custom_url: "https://agents.example.com/one" }),

@@ -115,7 +115,8 @@ describe("uploads", () => {
       },
       secrets: [],
     });
-    expect(again.status).toBe(400);
+    expect(again.status).toBe(422);
+    expect(again.body.detail[0].loc).toEqual(["body", "source_revision_config", "source_tarball_path"]);
   });
 
   it("a deployment's upload URL: one use, gzip only, then PATCH makes a revision with it", async () => {
@@ -123,16 +124,19 @@ describe("uploads", () => {
     const up = await a.post(`/v2/deployments/${d.id}/upload-url`);
     expect(up.status).toBe(200);
     expect(up.body.source_tarball_path.startsWith(`uploads/${d.id}/`)).toBe(true);
+    // The field the official CLI reads, with the same path.
+    expect(up.body.object_path).toBe(up.body.source_tarball_path);
 
     // Not uploaded yet: refused.
     const early = await a.patch(`/v2/deployments/${d.id}`, {
       source_revision_config: { source_tarball_path: up.body.source_tarball_path },
     });
-    expect(early.status).toBe(400);
+    expect(early.status).toBe(422);
 
     const notGzip = await put(up.body.upload_url, Buffer.from("plain text, not gzip"));
-    expect(notGzip.status).toBe(400);
-    expect(typeof notGzip.body.detail).toBe("string");
+    expect(notGzip.status).toBe(422);
+    expect(notGzip.body.detail).toMatchObject([{ type: "value_error", loc: ["body"] }]);
+    expect(notGzip.body.detail[0].msg).toContain("not a gzip file");
     const ok = await put(up.body.upload_url, tarball("v2"));
     expect(ok.status).toBe(200);
     const reused = await put(up.body.upload_url, tarball("v3"));
@@ -159,7 +163,8 @@ describe("uploads", () => {
       const r = await a.patch(`/v2/deployments/${d.id}`, {
         source_revision_config: { source_tarball_path: path },
       });
-      expect(r.status, path).toBe(400);
+      expect(r.status, path).toBe(422);
+      expect(r.body.detail[0].loc, path).toEqual(["body", "source_revision_config", "source_tarball_path"]);
     }
   });
 

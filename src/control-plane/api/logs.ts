@@ -1,4 +1,5 @@
-// Log routes (`/v1/projects/...`): a revision's build logs and a deployment's deploy logs, paged and filtered.
+// Log routes (`/v1/projects/...`): a revision's build logs and a deployment's (or one revision's) deploy logs,
+// paged and filtered, at the paths the official CLI's `deploy logs` calls.
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
@@ -35,6 +36,7 @@ export function logRoutes(ctx: CpContext): FastifyPluginAsyncZod {
         offset: b.offset,
         order: b.order,
         level: b.level ?? undefined,
+        query: b.query || undefined,
         start_time: iso(b.start_time),
         end_time: iso(b.end_time),
       });
@@ -50,6 +52,18 @@ export function logRoutes(ctx: CpContext): FastifyPluginAsyncZod {
         const r = await store.getRevision(d.id, req.params.revision_id);
         if (!r) throw revisionNotFound(req.params.revision_id);
         return read(req, d.id, "build", r.id);
+      },
+    );
+
+    app.post(
+      "/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs",
+      { schema: { tags, params: S.RevisionIdParams, body: S.LogsBody } },
+      async (req) => {
+        const d = await store.getDeployment(tenantOf(req), req.params.deployment_id);
+        if (!d) throw deploymentNotFound(req.params.deployment_id);
+        const r = await store.getRevision(d.id, req.params.revision_id);
+        if (!r) throw revisionNotFound(req.params.revision_id);
+        return read(req, d.id, "deploy", r.id);
       },
     );
 

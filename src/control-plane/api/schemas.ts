@@ -194,6 +194,7 @@ export const LogsBody = z
       .pipe(z.enum(LOG_LEVELS))
       .nullable()
       .optional(),
+    query: z.string().nullable().optional().describe("Only lines whose message contains this text."),
     start_time: z.iso.datetime({ offset: true }).nullable().optional(),
     end_time: z.iso.datetime({ offset: true }).nullable().optional(),
     revision_id: uuid().nullable().optional(),
