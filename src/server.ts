@@ -9,7 +9,7 @@ import { Metrics } from "./api/metrics.js";
 import { Guard } from "./api/guard.js";
 import { loadUserApp, type HttpConfig } from "./api/http-config.js";
 import { Authorizer } from "./auth/auth.js";
-import { applyEnv, loadProjectConfig } from "./config/config.js";
+import { applyEnv, assistantDefaultsFromEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { CronScheduler } from "./runs/crons.js";
@@ -257,15 +257,18 @@ async function clusterBackend(
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => console.error(m));
   const project = loadProjectConfig(opts.configPath);
+  for (const w of project.warnings) log(`hangar: warning: ${w}`);
   applyEnv(project.env);
+  const assistantDefaults = assistantDefaultsFromEnv();
   // Await LangChain callbacks inline: backgrounded ones can deliver the last token after the run ended.
   process.env.LANGCHAIN_CALLBACKS_BACKGROUND ??= "false";
   const dataDir = opts.dataDir ?? join(project.projectDir, ".hangar");
   const storeIndex = await loadStoreIndex(project.projectDir, project.raw.store);
   const graphsFor = async (storage: Storage) => {
-    const graphs = new GraphRegistry(storage.checkpointer, storage.store);
+    const graphs = new GraphRegistry(storage.checkpointer, storage.store, log);
     await graphs.loadAll(project.graphs);
-    await ensureSystemAssistants(storage, graphs);
+    for (const w of graphs.warnings) log(`hangar: warning: ${w}`);
+    await ensureSystemAssistants(storage, graphs, assistantDefaults);
     return graphs;
   };
   const backend = opts.cluster

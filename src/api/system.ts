@@ -1,9 +1,6 @@
 // System routes: health, server info.
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { createRequire } from "node:module";
 import type { ApiContext } from "./context.js";
-
-const LANGGRAPH_VERSION: string = createRequire(import.meta.url)("@langchain/langgraph/package.json").version;
 
 export function systemRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   return async (app) => {
@@ -12,7 +9,8 @@ export function systemRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.get("/info", { schema: { tags } }, async () => ({
       version: ctx.version,
       server: "hangar",
-      langgraph_js_version: LANGGRAPH_VERSION,
+      // The project's own @langchain/langgraph (the one its graphs run on), as the official server reports.
+      langgraph_js_version: ctx.graphs.langgraphVersion(),
       flags: { assistants: true, crons: true, langsmith: false, langsmith_tracing_replicas: false },
       graphs: ctx.graphs.ids(),
     }));

@@ -4,7 +4,7 @@ import { resolve } from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { loadUserApp, type HttpConfig } from "../api/http-config.js";
 import { AuthError, Authorizer } from "../auth/auth.js";
-import { applyEnv, ConfigError, loadProjectConfig } from "../config/config.js";
+import { applyEnv, assistantDefaultsFromEnv, ConfigError, loadProjectConfig } from "../config/config.js";
 import { GraphLoadError, GraphRegistry } from "../graphs/registry.js";
 
 export interface CheckOptions {
@@ -14,11 +14,16 @@ export interface CheckOptions {
 export async function runCheck(opts: CheckOptions): Promise<number> {
   try {
     const project = loadProjectConfig(resolve(opts.config));
+    for (const w of project.warnings) console.error(`hangar check: warning: ${w}`);
     applyEnv(project.env);
+    assistantDefaultsFromEnv();
     console.log(`config ok: ${project.configPath}`);
+    const warnings = new Set<string>();
     for (const entry of project.graphs) {
       // One registry per graph, so each line says which graph was imported.
-      await new GraphRegistry(new MemorySaver()).loadAll([entry]);
+      const registry = new GraphRegistry(new MemorySaver(), undefined, (line) => console.error(line));
+      await registry.loadAll([entry]);
+      for (const w of registry.warnings) warnings.add(w);
       const spec = `${entry.file}${entry.exportName ? `:${entry.exportName}` : ""}`;
       console.log(`graph ok: ${entry.graphId} (${spec})`);
     }
@@ -26,6 +31,7 @@ export async function runCheck(opts: CheckOptions): Promise<number> {
       project.projectDir,
       project.raw.auth as Record<string, unknown> | undefined,
     );
+    for (const w of warnings) console.error(`hangar check: warning: ${w}`);
     if (auth.custom) console.log("auth ok");
     const http = (project.raw.http ?? {}) as HttpConfig;
     if (await loadUserApp(project.projectDir, http.app)) console.log("http.app ok");

@@ -1,4 +1,5 @@
-// langgraph.json: schema, validation with clear errors naming the file, and env loading.
+// langgraph.json: schema, validation with clear errors naming the file, and env loading (incl. the
+// LANGGRAPH_CONFIG variable the official server reads: per-graph config of the system assistants).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
@@ -41,6 +42,8 @@ export interface ProjectConfig {
   projectDir: string;
   graphs: GraphEntry[];
   env: Record<string, string>;
+  /** What is wrong but not fatal (e.g. a missing env file); the server prints each once at start. */
+  warnings: string[];
   raw: z.infer<typeof LanggraphConfigSchema>;
 }
 
@@ -63,12 +66,21 @@ export function parseGraphSpec(projectDir: string, graphId: string, spec: string
   return { graphId, file: resolve(projectDir, file), exportName };
 }
 
-function loadEnv(projectDir: string, env: z.infer<typeof LanggraphConfigSchema>["env"], configPath: string) {
+/**
+ * The project's env. A missing env file is a warning, not a refusal, as in the official CLI: templates name
+ * `.env`, which is git-ignored and left out of deploys (whose values arrive as secrets instead).
+ */
+function loadEnv(
+  projectDir: string,
+  env: z.infer<typeof LanggraphConfigSchema>["env"],
+  warnings: string[],
+): Record<string, string> {
   if (env === undefined) return {};
   if (typeof env === "string") {
     const envPath = resolve(projectDir, env);
     if (!existsSync(envPath)) {
-      throw new ConfigError(`${configPath}: env file "${env}" not found (looked at ${envPath})`);
+      warnings.push(`Env file "${env}" not found (looked at ${envPath}). Continuing without it.`);
+      return {};
     }
     return parseDotenv(readFileSync(envPath));
   }
@@ -95,8 +107,9 @@ export function loadProjectConfig(configPath: string): ProjectConfig {
     if (typeof spec !== "string" && spec.description) entry.description = spec.description;
     return entry;
   });
-  const env = loadEnv(projectDir, parsed.data.env, abs);
-  return { configPath: abs, projectDir, graphs, env, raw: parsed.data };
+  const warnings: string[] = [];
+  const env = loadEnv(projectDir, parsed.data.env, warnings);
+  return { configPath: abs, projectDir, graphs, env, warnings, raw: parsed.data };
 }
 
 /** Applies the project's env to process.env without overriding what the user already exported. */
@@ -104,4 +117,45 @@ export function applyEnv(env: Record<string, string>): void {
   for (const [k, v] of Object.entries(env)) {
     if (process.env[k] === undefined) process.env[k] = v;
   }
+}
+
+/** Config and context of a graph's system assistant, from LANGGRAPH_CONFIG. */
+export interface AssistantDefaults {
+  config: Record<string, unknown>;
+  context?: Record<string, unknown>;
+}
+
+const isRecord = (v: unknown): v is Record<string, unknown> =>
+  typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * LANGGRAPH_CONFIG, read as the official JS server does: a JSON object mapping a graph id to the config of
+ * its system assistant (`{"agent": {"configurable": {...}, "recursion_limit": 50, "context": {...}}}`;
+ * `context` becomes the assistant's context). Throws ConfigError naming the variable when it is not that.
+ */
+export function assistantDefaultsFromEnv(
+  raw: string | undefined = process.env.LANGGRAPH_CONFIG,
+): Record<string, AssistantDefaults> {
+  if (raw === undefined || raw.trim() === "") return {};
+  let json: unknown;
+  try {
+    json = JSON.parse(raw);
+  } catch (e) {
+    throw new ConfigError(`LANGGRAPH_CONFIG: invalid JSON: ${(e as Error).message}`);
+  }
+  if (!isRecord(json)) {
+    throw new ConfigError("LANGGRAPH_CONFIG: must be a JSON object mapping graph ids to assistant configs");
+  }
+  const out: Record<string, AssistantDefaults> = {};
+  for (const [graphId, value] of Object.entries(json)) {
+    if (!isRecord(value)) {
+      throw new ConfigError(`LANGGRAPH_CONFIG.${graphId}: must be an object (the assistant's config)`);
+    }
+    const { context, ...config } = value;
+    if (context !== undefined && !isRecord(context)) {
+      throw new ConfigError(`LANGGRAPH_CONFIG.${graphId}.context: must be an object`);
+    }
+    out[graphId] = { config, ...(context !== undefined ? { context } : {}) };
+  }
+  return out;
 }

@@ -1,6 +1,8 @@
 // System assistants (one per graph, with a stable id derived from the graph id) and assistant lookup.
+import { isDeepStrictEqual } from "node:util";
 import { v5 as uuidv5, validate as isUuid } from "uuid";
-import type { Assistant, Storage } from "../storage/types.js";
+import type { AssistantDefaults } from "../config/config.js";
+import type { Assistant, Json, Storage } from "../storage/types.js";
 import type { GraphRegistry } from "./registry.js";
 
 // The namespace the official server derives system assistant ids from, so the same graph gets the same id.
@@ -8,16 +10,33 @@ const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
 
 export const systemAssistantId = (graphId: string): string => uuidv5(graphId, NAMESPACE_GRAPH);
 
-/** Ensures a system assistant exists for every loaded graph. */
-export async function ensureSystemAssistants(storage: Storage, graphs: GraphRegistry): Promise<void> {
+/**
+ * Ensures a system assistant exists for every loaded graph, with the config and context LANGGRAPH_CONFIG
+ * gives its graph id (`defaults`). An existing one whose graph LANGGRAPH_CONFIG names gets a new version
+ * when they differ, so a changed variable takes effect at the next start.
+ */
+export async function ensureSystemAssistants(
+  storage: Storage,
+  graphs: GraphRegistry,
+  defaults: Record<string, AssistantDefaults> = {},
+): Promise<void> {
   for (const graphId of graphs.ids()) {
     const id = systemAssistantId(graphId);
-    if (await storage.assistants.get(id)) continue;
+    const wanted = defaults[graphId];
+    const config = (wanted?.config ?? {}) as Json;
+    const context = (wanted?.context ?? {}) as Json;
+    const existing = await storage.assistants.get(id);
+    if (existing) {
+      const differs =
+        !isDeepStrictEqual(existing.config, config) || !isDeepStrictEqual(existing.context ?? {}, context);
+      if (wanted && differs) await storage.assistants.patch(id, { config, context });
+      continue;
+    }
     await storage.assistants.create({
       assistant_id: id,
       graph_id: graphId,
-      config: {},
-      context: {},
+      config,
+      context,
       metadata: { created_by: "system" },
       name: graphId,
       description: graphs.description(graphId) ?? null,

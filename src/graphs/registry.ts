@@ -1,9 +1,19 @@
-// Loads the project's graphs (TypeScript or JavaScript) and hands out compiled graphs bound to our checkpointer.
+// Loads the project's graphs (TypeScript or JavaScript, ESM or CommonJS; exports as the official CLI takes
+// them) and hands out compiled graphs bound to our checkpointer.
 import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Pregel } from "@langchain/langgraph";
 import type { GraphEntry } from "../config/config.js";
+import {
+  adaptInput,
+  HANGAR_LANGGRAPH_VERSION,
+  isForeign,
+  langGraphCopyOf,
+  outdatedWarning,
+  type LangGraphCopy,
+} from "./langgraph-copy.js";
+import { registerSdkLogger } from "./sdk-logger.js";
 
 // Compiled graphs of any state shape; we only use the Pregel surface.
 export type AnyGraph = Pregel<any, any, any, any, any>;
@@ -16,6 +26,8 @@ interface LoadedGraph {
   /** A compiled graph, when the export is one (or a StateGraph compiled once). */
   compiled?: AnyGraph;
   factory?: Factory;
+  /** The project's @langchain/langgraph the graph was built with, when found. */
+  copy?: LangGraphCopy;
 }
 
 function isCompiled(v: unknown): v is AnyGraph {
@@ -32,36 +44,69 @@ function isUncompiled(v: unknown): v is { compile: () => AnyGraph } {
   return typeof v === "object" && v !== null && typeof (v as { compile?: unknown }).compile === "function";
 }
 
+const isThenable = (v: unknown): v is PromiseLike<unknown> =>
+  (typeof v === "object" || typeof v === "function") &&
+  v !== null &&
+  typeof (v as { then?: unknown }).then === "function";
+
+/**
+ * A compiled graph from an export's value (or a factory's result): awaited when a Promise, compiled when a
+ * StateGraph, and unwrapped when it wraps the compiled graph in `.graph` (LangChain's `createAgent`).
+ */
 async function resolveExport(value: unknown, where: string): Promise<AnyGraph> {
-  if (isCompiled(value)) return value;
-  if (isUncompiled(value)) return value.compile();
-  throw new GraphLoadError(
-    `${where}: the export is not a compiled graph, a StateGraph, or a factory returning one`,
-  );
+  const v = isThenable(value) ? await value : value;
+  const graph = isCompiled(v) ? v : isUncompiled(v) ? v.compile() : undefined;
+  if (!graph) {
+    throw new GraphLoadError(
+      `${where}: the export is not a compiled graph, a StateGraph, a Promise of one, or a factory returning one`,
+    );
+  }
+  const inner = (graph as { graph?: unknown }).graph;
+  return isCompiled(inner) && "builder" in inner ? inner : graph;
 }
 
-/** Shallow copy of a compiled graph bound to a checkpointer and store, leaving the shared instance untouched. */
+/**
+ * Shallow copy of a compiled graph bound to a checkpointer and store, leaving the shared instance untouched.
+ * A graph of another copy of @langchain/langgraph than Hangar's gets Hangar's Commands rebuilt with its own
+ * classes when it runs.
+ */
 function bind(
   graph: AnyGraph,
   checkpointer: BaseCheckpointSaver | undefined,
   store: BaseStore | undefined,
+  lib: LangGraphCopy | undefined,
 ): AnyGraph {
-  const copy = Object.assign(Object.create(Object.getPrototypeOf(graph)), graph) as AnyGraph;
+  const proto = Object.getPrototypeOf(graph) as AnyGraph;
+  const copy = Object.assign(Object.create(proto), graph) as AnyGraph;
   copy.checkpointer = checkpointer;
   copy.store = store;
+  if (lib && isForeign(lib)) {
+    const run = copy as unknown as Record<string, (input: unknown, ...rest: unknown[]) => unknown>;
+    for (const method of ["invoke", "stream", "streamEvents"] as const) {
+      const original = (proto as unknown as Record<string, (...a: unknown[]) => unknown>)[method];
+      run[method] = (input, ...rest) => original.call(copy, adaptInput(input, lib), ...rest);
+    }
+  }
   return copy;
 }
 
 export class GraphRegistry {
   private graphs = new Map<string, LoadedGraph>();
+  /** Start-up warnings (outdated LangGraph.js packages of the project), each once. */
+  readonly warnings: string[] = [];
 
   constructor(
     private checkpointer: BaseCheckpointSaver,
     private store?: BaseStore,
+    private log: (line: string) => void = () => {},
   ) {}
 
-  /** Imports every graph; throws GraphLoadError naming the graph and its file on the first failure. */
+  /**
+   * Imports every graph; throws GraphLoadError naming the graph and its file on the first failure. The
+   * SDK's logger is registered first, as graph modules may call `getLogger()` when imported.
+   */
   async loadAll(entries: GraphEntry[]): Promise<void> {
+    registerSdkLogger(this.log);
     for (const entry of entries) {
       const where = `graph "${entry.graphId}" (${entry.file}${entry.exportName ? `:${entry.exportName}` : ""})`;
       if (!existsSync(entry.file)) throw new GraphLoadError(`${where}: file not found`);
@@ -79,20 +124,37 @@ export class GraphRegistry {
         throw new GraphLoadError(`${where}: no export named "${name}" (exports: ${available})`);
       }
       const loaded: LoadedGraph = { entry };
+      let sample: AnyGraph;
       if (typeof value === "function" && !isCompiled(value)) {
         loaded.factory = value as Factory;
         try {
           // Validate the factory once so a broken graph fails at start-up, not at the first run.
-          await resolveExport(await loaded.factory({ configurable: {} }), where);
+          sample = await resolveExport(await loaded.factory({ configurable: {} }), where);
         } catch (e) {
           if (e instanceof GraphLoadError) throw e;
           throw new GraphLoadError(`${where}: factory failed: ${(e as Error)?.stack ?? String(e)}`);
         }
       } else {
-        loaded.compiled = await resolveExport(value, where);
+        try {
+          sample = loaded.compiled = await resolveExport(value, where);
+        } catch (e) {
+          if (e instanceof GraphLoadError) throw e;
+          throw new GraphLoadError(
+            `${where}: the exported Promise failed: ${(e as Error)?.stack ?? String(e)}`,
+          );
+        }
       }
+      loaded.copy = await langGraphCopyOf(sample, entry.file);
+      const warning = outdatedWarning(entry.file);
+      if (warning && !this.warnings.includes(warning)) this.warnings.push(warning);
       this.graphs.set(entry.graphId, loaded);
     }
+  }
+
+  /** The version of the project's @langchain/langgraph (its first graph's), or Hangar's own when it has none. */
+  langgraphVersion(): string {
+    for (const g of this.graphs.values()) if (g.copy) return g.copy.version;
+    return HANGAR_LANGGRAPH_VERSION;
   }
 
   ids(): string[] {
@@ -107,16 +169,21 @@ export class GraphRegistry {
     return this.graphs.get(graphId)?.entry.description;
   }
 
-  private async base(graphId: string, config: Record<string, unknown>): Promise<AnyGraph> {
+  private loaded(graphId: string): LoadedGraph {
     const g = this.graphs.get(graphId);
     if (!g) throw new GraphLoadError(`graph "${graphId}" not found`);
+    return g;
+  }
+
+  private async base(graphId: string, config: Record<string, unknown>): Promise<AnyGraph> {
+    const g = this.loaded(graphId);
     if (g.compiled) return g.compiled;
     return resolveExport(await g.factory!(config), `graph "${graphId}"`);
   }
 
   /** The graph bound to the durable checkpointer (threads). */
   async get(graphId: string, config: Record<string, unknown> = {}): Promise<AnyGraph> {
-    return bind(await this.base(graphId, config), this.checkpointer, this.store);
+    return bind(await this.base(graphId, config), this.checkpointer, this.store, this.loaded(graphId).copy);
   }
 
   /** The graph bound to a caller-provided checkpointer (stateless runs use an in-memory one). */
@@ -125,6 +192,6 @@ export class GraphRegistry {
     config: Record<string, unknown>,
     checkpointer: BaseCheckpointSaver | undefined,
   ): Promise<AnyGraph> {
-    return bind(await this.base(graphId, config), checkpointer, this.store);
+    return bind(await this.base(graphId, config), checkpointer, this.store, this.loaded(graphId).copy);
   }
 }
