@@ -1,0 +1,102 @@
+// Browser test harness: builds the test page with Vite, serves it from its own origin (a small static server
+// on a free loopback port), and drives Debian's Chromium (/usr/bin/chromium) through playwright-core.
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { createServer, type Server } from "node:http";
+import type { AddressInfo } from "node:net";
+import { tmpdir } from "node:os";
+import { dirname, extname, join, normalize, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+import { chromium, type BrowserContext } from "playwright-core";
+
+export const PAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "page");
+export const CHROMIUM = "/usr/bin/chromium";
+
+/** Builds test/browser/page into a fresh temporary directory and returns it. */
+export async function buildPage(): Promise<string> {
+  const { build } = await import("vite");
+  const outDir = mkdtempSync(join(tmpdir(), "hangar-page-"));
+  await build({
+    root: PAGE_DIR,
+    configFile: false,
+    envFile: false,
+    publicDir: false,
+    cacheDir: join(outDir, ".vite-cache"),
+    mode: "production",
+    logLevel: "warn",
+    // JSX through Vite's own esbuild step: the React 17+ automatic runtime, no plugin needed.
+    esbuild: { jsx: "automatic" },
+    build: {
+      outDir: join(outDir, "dist"),
+      emptyOutDir: true,
+      minify: false,
+      rollupOptions: {
+        // The SDK's "use client" directives and zod's comments are harmless in a bundle: no noise in the output.
+        onwarn(warning, warn) {
+          if (warning.code === "MODULE_LEVEL_DIRECTIVE" || warning.code === "INVALID_ANNOTATION") return;
+          warn(warning);
+        },
+      },
+    },
+  });
+  return outDir;
+}
+
+const TYPES: Record<string, string> = {
+  ".html": "text/html; charset=utf-8",
+  ".js": "text/javascript; charset=utf-8",
+  ".css": "text/css; charset=utf-8",
+  ".map": "application/json",
+};
+
+/** Serves a built page on a free loopback port; every unknown path answers index.html (a single-page app). */
+export async function servePage(dir: string): Promise<{ url: string; close: () => Promise<void> }> {
+  const root = join(dir, "dist");
+  const server: Server = createServer((req, res) => {
+    const path = normalize(decodeURIComponent(new URL(req.url ?? "/", "http://page").pathname));
+    let file = join(root, path);
+    if (!file.startsWith(root) || !existsSync(file) || statSync(file).isDirectory())
+      file = join(root, "index.html");
+    res.writeHead(200, { "content-type": TYPES[extname(file)] ?? "application/octet-stream" });
+    res.end(readFileSync(file));
+  });
+  await new Promise<void>((ok) => server.listen(0, "127.0.0.1", ok));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    close: () =>
+      new Promise<void>((ok) => {
+        server.closeAllConnections();
+        server.close(() => ok());
+      }),
+  };
+}
+
+/** Debian's Chromium, headless, with a fresh profile; `close` also removes the profile. */
+export async function launchChromium(): Promise<{ context: BrowserContext; close: () => Promise<void> }> {
+  if (!existsSync(CHROMIUM)) {
+    throw new Error(`${CHROMIUM} is missing: install Debian's Chromium (apt-get install -y chromium)`);
+  }
+  const profile = mkdtempSync(join(tmpdir(), "hangar-chromium-"));
+  const context = await chromium.launchPersistentContext(profile, {
+    executablePath: CHROMIUM,
+    headless: true,
+    args: [
+      "--headless",
+      "--no-sandbox",
+      "--disable-gpu",
+      "--disable-quic",
+      "--no-first-run",
+      "--disable-background-networking",
+      "--disable-component-update",
+      "--disable-sync",
+    ],
+    timeout: 120_000,
+  });
+  return {
+    context,
+    close: async () => {
+      await context.close();
+      rmSync(profile, { recursive: true, force: true });
+    },
+  };
+}
