@@ -69,10 +69,21 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.delete(
       "/assistants/:assistant_id",
-      { schema: { tags, params: S.AssistantIdParams } },
+      { schema: { tags, params: S.AssistantIdParams, querystring: S.AssistantDeleteQuery } },
       async (req, reply) => {
         const a = await load(req, req.params.assistant_id, "assistants:delete");
         await storage.assistants.delete(a.assistant_id);
+        // With delete_threads, the threads whose metadata names this assistant go too (as officially).
+        if (req.query.delete_threads) {
+          const metadata = { assistant_id: a.assistant_id };
+          for (;;) {
+            const threads = await storage.threads.search({ metadata, limit: 1000, offset: 0 });
+            for (const t of threads) {
+              if (await storage.threads.delete(t.thread_id)) ctx.broker.dropThread(t.thread_id);
+            }
+            if (threads.length < 1000) break;
+          }
+        }
         return reply.status(200).send({});
       },
     );

@@ -56,7 +56,8 @@ export class Guard {
     const filter = a
       ? await this.auth.authorize(req.user, event, { assistant_id: a.assistant_id, ...value })
       : undefined;
-    if (!a || !metadataMatches(a.metadata, filter)) throw notFound(`Assistant "${id}" not found`);
+    // The official server's wording.
+    if (!a || !metadataMatches(a.metadata, filter)) throw notFound("Assistant not found");
     return a;
   }
 }

@@ -2,7 +2,11 @@
 import { z } from "zod";
 
 export const Obj = z.record(z.string(), z.unknown());
-export const Uuid = z.uuid({ error: "must be a UUID" });
+// Any UUID-shaped id (any version and variant nibble): LangGraph's own checkpoint ids are uuid6 ones such as
+// 1f0...-...-6...-ffff-..., and an id nobody has is a 404 later, never a 422 here.
+export const Uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i, {
+  error: "must be a UUID",
+});
 
 export const ThreadIdParams = z.object({ thread_id: Uuid });
 export const AssistantIdParams = z.object({ assistant_id: z.string().min(1) });
@@ -53,6 +57,7 @@ const BoolQuery = z.preprocess((v) => {
   const t = typeof v === "string" ? v.toLowerCase() : v;
   return t === "true" || t === "1" ? true : t === "false" || t === "0" ? false : v;
 }, z.boolean());
+export const AssistantDeleteQuery = z.object({ delete_threads: BoolQuery.default(false) });
 export const GraphQuery = z.object({
   xray: z
     .preprocess(
@@ -109,9 +114,10 @@ export const ThreadCount = z.object({
   values: Obj.optional(),
   status: ThreadStatus.optional(),
 });
+// A subgraph task's checkpoint (state.tasks[].checkpoint) names only its namespace: its id may be null.
 export const CheckpointRef = z.object({
-  checkpoint_id: z.string().optional(),
-  checkpoint_ns: z.string().optional(),
+  checkpoint_id: z.string().nullable().optional(),
+  checkpoint_ns: z.string().nullable().optional(),
   checkpoint_map: Obj.nullable().optional(),
   thread_id: z.string().optional(),
 });

@@ -1,6 +1,6 @@
 // System assistants (one per graph, with a stable id derived from the graph id) and assistant lookup.
 import { isDeepStrictEqual } from "node:util";
-import { v5 as uuidv5, validate as isUuid } from "uuid";
+import { v5 as uuidv5 } from "uuid";
 import type { AssistantDefaults } from "../config/config.js";
 import type { Assistant, Json, Storage } from "../storage/types.js";
 import type { GraphRegistry } from "./registry.js";
@@ -43,6 +43,9 @@ export async function ensureSystemAssistants(
     });
   }
 }
+
+// Any UUID-shaped id names an assistant (any version and variant nibble, as the API accepts them).
+const isUuid = (v: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 /** Finds an assistant by UUID, or the system assistant of a graph id. */
 export async function findAssistant(storage: Storage, idOrGraph: string): Promise<Assistant | null> {

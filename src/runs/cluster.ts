@@ -15,6 +15,7 @@ import {
   announceEnd,
   executeJob,
   runFailed,
+  settleThread,
   type CancelAction,
   type RunDeps,
   type RunResult,
@@ -103,11 +104,11 @@ export class ClusterRunManager implements RunService {
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
     checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
-    await runThread(this.storage, threadId, body, assistant, owner);
+    const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
     const current = (await this.queue.active(threadId)).find((r) => !r.delayed);
     rejectIfBusy(threadId, current?.run_id, strategy);
-    const { run } = await recordRun(this.storage, threadId, body, assistant, strategy);
+    const { run } = await recordRun(this.storage, threadId, body, assistant, strategy, thread);
     const runId = run.run_id;
     const first = Boolean(current) && (strategy === "interrupt" || strategy === "rollback");
     await this.queue.place(runId, { first, afterSeconds: body.after_seconds ?? 0 });
@@ -178,6 +179,9 @@ export class ClusterRunManager implements RunService {
       const payload: EndPayload = { status: "interrupted", output: null };
       this.broker.finish(runId, resumable, payload);
       this.onFinished("interrupted");
+      // The thread is no longer busy if no other run of it waits.
+      const threadId = r.run.thread_id;
+      if (threadId && !(await this.queue.active(threadId)).length) await settleThread(this.deps, threadId);
       return true;
     }
     await this.broker.signal("cancel", JSON.stringify({ run_id: runId, action }));

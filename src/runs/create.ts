@@ -10,11 +10,15 @@ import type { RunKwargs } from "./executor.js";
 import { buildKwargs } from "./kwargs.js";
 import { checkWebhookUrl } from "./webhook.js";
 
-/** The run's assistant (by id or graph id), whose graph this server has loaded; 404 otherwise. */
+/** The run's assistant (by id or graph id), whose graph this server has loaded; 404 (official wording) otherwise. */
 export async function runAssistant(storage: Storage, graphs: GraphRegistry, id: string): Promise<Assistant> {
   const a = await findAssistant(storage, id);
-  if (!a) throw notFound(`Assistant "${id}" not found`);
-  if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" of assistant "${id}" is not loaded`);
+  if (!a) {
+    throw notFound(
+      `No assistant found for "${id}". Make sure the assistant ID is for a valid assistant or a valid graph ID.`,
+    );
+  }
+  if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" not found`);
   return a;
 }
 
@@ -85,13 +89,30 @@ export function rejectIfBusy(threadId: string, busyWith: string | undefined, str
   }
 }
 
-/** Records a pending run on a thread (or with no thread, `threadId` null); returns it and its kwargs. */
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * The config a thread keeps from a run created on it (what its graph is built from when its state is read or
+ * updated): the assistant's, the thread's, then the run's, each `configurable` merged the same way.
+ */
+function threadConfig(assistant: Assistant, thread: Thread, body: { config?: Json | null }): Json {
+  const layers = [assistant.config ?? {}, thread.config ?? {}, body.config ?? {}] as Json[];
+  const configurable = Object.assign({}, ...layers.map((c) => (isObj(c.configurable) ? c.configurable : {})));
+  return { ...Object.assign({}, ...layers), configurable };
+}
+
+/**
+ * Records a pending run on a thread (or with no thread, `threadId` null); returns it and its kwargs. A run on
+ * a thread marks it at once, before the run starts (also one waiting for after_seconds): busy, with the
+ * run's graph and assistant in its metadata, and the run's config.
+ */
 export async function recordRun(
   storage: Storage,
   threadId: string | null,
   body: RunCreateStatefulT | RunCreateStatelessT,
   assistant: Assistant,
   strategy: Run["multitask_strategy"],
+  thread?: Thread,
 ): Promise<{ run: Run; kwargs: RunKwargs }> {
   const runId = randomUUID();
   const kwargs = buildKwargs(body, assistant, runId, threadId);
@@ -104,5 +125,12 @@ export async function recordRun(
     kwargs: kwargs as unknown as Json,
     multitask_strategy: strategy,
   });
+  if (threadId && thread) {
+    await storage.threads.setState(threadId, {
+      status: "busy",
+      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      config: threadConfig(assistant, thread, body),
+    });
+  }
   return { run, kwargs };
 }

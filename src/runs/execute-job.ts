@@ -2,7 +2,7 @@
 // streams the graph's events to the run's log and its thread's log, applies a cancellation (interrupt or
 // rollback), and records the thread's final state and the run's status.
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { Assistant, Json, Run, Storage } from "../storage/types.js";
+import type { Assistant, Json, Run, Storage, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { toPlain } from "./serde.js";
@@ -70,7 +70,8 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     channel.publish(event, data);
     threadLog?.publish(event, data);
   };
-  publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt });
+  // Exactly what the official server sends first (the thread is known from the request and Content-Location).
+  publish("metadata", { run_id: run.run_id, attempt });
   // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
   // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
   await new Promise<void>((r) => setImmediate(r));
@@ -127,6 +128,25 @@ export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<Ru
     await deps.storage.runs.setStatus(run.run_id, "error").catch(() => {});
   }
   return { status: "error", values: undefined, error, output: { __error__: error } };
+}
+
+/**
+ * A thread whose waiting runs were all cancelled before they started: no longer busy; interrupted if its
+ * state has nodes to run next, error if its last run failed, idle otherwise.
+ */
+export async function settleThread(deps: RunDeps, threadId: string): Promise<void> {
+  const thread = await deps.storage.threads.get(threadId);
+  if (!thread || thread.status !== "busy") return;
+  let status: ThreadStatus = thread.error ? "error" : "idle";
+  const graphId = thread.metadata.graph_id;
+  if (status === "idle" && typeof graphId === "string" && deps.graphs.has(graphId)) {
+    const config = (thread.config ?? {}) as Json;
+    const configurable = { ...((config.configurable as Json | undefined) ?? {}), thread_id: threadId };
+    const graph = await deps.graphs.get(graphId, { ...config, configurable });
+    const snap = await graph.getState({ configurable: { thread_id: threadId } }).catch(() => null);
+    if (snap?.next.length) status = "interrupted";
+  }
+  await deps.storage.threads.setState(threadId, { status });
 }
 
 /** After a run: the thread stream's run_done event and the webhook. */

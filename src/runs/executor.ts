@@ -2,7 +2,7 @@
 import { Command, Send } from "@langchain/langgraph";
 import type { AnyGraph } from "../graphs/registry.js";
 import { serializeError } from "./serde.js";
-import { configToCheckpoint } from "./state.js";
+import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
 
 export interface RunKwargs {
   input?: unknown;
@@ -62,11 +62,10 @@ function publicConfig(config: any): unknown {
 }
 
 function taskPayload(task: any): any {
-  if (task?.state?.configurable) {
-    const { state: _s, ...rest } = task;
-    return { ...rest, checkpoint: configToCheckpoint(task.state) ?? task.state.configurable };
-  }
-  return task;
+  const checkpoint = task?.state?.configurable ? taskConfigToCheckpoint(task.state) : null;
+  if (!checkpoint) return task;
+  const { state: _s, ...rest } = task;
+  return { ...rest, checkpoint };
 }
 
 function checkpointPayload(p: any): any {

@@ -13,6 +13,7 @@ import {
   announceEnd,
   executeJob,
   runFailed,
+  settleThread,
   type CancelAction,
   type RunDeps,
   type RunResult,
@@ -73,11 +74,11 @@ export class RunManager implements RunService {
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
     checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
-    await runThread(this.storage, threadId, body, assistant, owner);
+    const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const current = this.queue.holder(threadId);
     const strategy = body.multitask_strategy;
     rejectIfBusy(threadId, current?.run.run_id, strategy);
-    const { run, kwargs } = await recordRun(this.storage, threadId, body, assistant, strategy);
+    const { run, kwargs } = await recordRun(this.storage, threadId, body, assistant, strategy, thread);
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
       // The new run goes first in line; the running one stops at its next step.
@@ -177,11 +178,14 @@ export class RunManager implements RunService {
     if (run.thread_id) this.queue.release(run.thread_id);
   }
 
-  /** A job cancelled while queued: it never starts. */
+  /** A job cancelled while queued: it never starts; its thread is no longer busy if nothing else waits. */
   private async finishUnstarted(job: Job): Promise<RunResult> {
-    if (job.run.thread_id) {
+    const threadId = job.run.thread_id;
+    if (threadId) {
       if (job.cancelAction === "rollback") await this.storage.runs.delete(job.run.run_id);
       else await this.storage.runs.setStatus(job.run.run_id, "interrupted");
+      const others = [...this.jobs.values()].some((j) => j !== job && j.run.thread_id === threadId);
+      if (!others) await settleThread(this.deps, threadId);
     }
     return { status: "interrupted", values: undefined, output: null };
   }

@@ -20,7 +20,8 @@ export function configToCheckpoint(config: any): CheckpointRef | null {
   };
 }
 
-function taskConfigToCheckpoint(config: any): CheckpointRef | null {
+/** A subgraph task's checkpoint in stream events (debug, tasks): its id may be null. */
+export function taskConfigToCheckpoint(config: any): CheckpointRef | null {
   const c = config?.configurable;
   if (!c?.thread_id) return null;
   return {
@@ -31,10 +32,18 @@ function taskConfigToCheckpoint(config: any): CheckpointRef | null {
   };
 }
 
+/** The checkpoint of a subgraph task, as the official server gives it: the task config's `configurable`. */
+function taskCheckpoint(config: any): Record<string, unknown> | null {
+  const c = config?.configurable;
+  if (!c || typeof c !== "object") return null;
+  return Object.fromEntries(Object.entries(c).filter(([k]) => !k.startsWith("__")));
+}
+
 const isSnapshot = (s: unknown): s is StateSnapshot =>
   typeof s === "object" && s !== null && "values" in s && "next" in s;
 
-export interface ThreadStateJson {
+/** A ThreadState as the official API has it (a nested subgraph state has only these fields). */
+export interface NestedStateJson {
   values: unknown;
   next: string[];
   tasks: unknown[];
@@ -42,9 +51,37 @@ export interface ThreadStateJson {
   created_at: string | null;
   checkpoint: CheckpointRef | null;
   parent_checkpoint: CheckpointRef | null;
+}
+
+/** The thread's own state adds the ids of both checkpoints and every task's interrupts. */
+export interface ThreadStateJson extends NestedStateJson {
   checkpoint_id: string | null;
   parent_checkpoint_id: string | null;
   interrupts: unknown[];
+}
+
+function nestedState(s: StateSnapshot): NestedStateJson {
+  const checkpoint = configToCheckpoint(s.config);
+  const tasks = s.tasks.map((t: any) => ({
+    id: t.id,
+    name: t.name,
+    path: t.path ?? [],
+    error: t.error != null ? serializeError(t.error).message : null,
+    interrupts: t.interrupts ?? [],
+    checkpoint: t.state != null && !isSnapshot(t.state) ? taskCheckpoint(t.state) : null,
+    state: t.state != null && isSnapshot(t.state) ? nestedState(t.state) : null,
+    result: t.result !== undefined ? t.result : null,
+  }));
+  return {
+    values: s.values ?? {},
+    next: [...(s.next ?? [])],
+    tasks,
+    // The checkpoint's own id is part of its metadata, as the seed's state table lists it.
+    metadata: { ...(s.metadata ?? {}), ...(checkpoint ? { checkpoint_id: checkpoint.checkpoint_id } : {}) },
+    created_at: s.createdAt ?? null,
+    checkpoint,
+    parent_checkpoint: configToCheckpoint(s.parentConfig),
+  };
 }
 
 /**
@@ -52,29 +89,12 @@ export interface ThreadStateJson {
  * class instances): serialize with `toJson`, which writes them as dicts, exactly once on the way out.
  */
 export function snapshotToState(s: StateSnapshot): ThreadStateJson {
-  const checkpoint = configToCheckpoint(s.config);
-  const parent = configToCheckpoint(s.parentConfig);
-  const tasks = s.tasks.map((t: any) => ({
-    id: t.id,
-    name: t.name,
-    path: t.path ?? [],
-    error: t.error != null ? serializeError(t.error).message : null,
-    interrupts: t.interrupts ?? [],
-    checkpoint: t.state != null && !isSnapshot(t.state) ? taskConfigToCheckpoint(t.state) : null,
-    state: t.state != null && isSnapshot(t.state) ? snapshotToState(t.state) : null,
-    result: t.result !== undefined ? t.result : null,
-  }));
+  const state = nestedState(s);
   return {
-    values: s.values ?? {},
-    next: [...(s.next ?? [])],
-    tasks,
-    metadata: s.metadata ?? {},
-    created_at: s.createdAt ?? null,
-    checkpoint,
-    parent_checkpoint: parent,
-    checkpoint_id: checkpoint?.checkpoint_id ?? null,
-    parent_checkpoint_id: parent?.checkpoint_id ?? null,
-    interrupts: tasks.flatMap((t) => t.interrupts as unknown[]),
+    ...state,
+    checkpoint_id: state.checkpoint?.checkpoint_id ?? null,
+    parent_checkpoint_id: state.parent_checkpoint?.checkpoint_id ?? null,
+    interrupts: state.tasks.flatMap((t) => (t as { interrupts: unknown[] }).interrupts),
   };
 }
 

@@ -1,4 +1,5 @@
 // Thread state through the graph: read state at a checkpoint, update it, list history, apply supersteps.
+import type { StateSnapshot } from "@langchain/langgraph";
 import type { GraphRegistry, AnyGraph } from "../graphs/registry.js";
 import { conflict, notFound, unprocessable } from "../api/errors.js";
 import { JsonCache, RawJson } from "./json-cache.js";
@@ -34,10 +35,16 @@ export class ThreadStateService {
     return t;
   }
 
+  /** The thread's graph, built from the config its runs left on it (a graph may be a factory of it). */
   private async graphOf(thread: Thread): Promise<AnyGraph | null> {
     const graphId = thread.metadata.graph_id;
     if (typeof graphId !== "string" || !this.graphs.has(graphId)) return null;
-    return this.graphs.get(graphId, { configurable: { thread_id: thread.thread_id } });
+    const config = (thread.config ?? {}) as Json;
+    const configurable = isObj(config.configurable) ? config.configurable : {};
+    return this.graphs.get(graphId, {
+      ...config,
+      configurable: { ...configurable, thread_id: thread.thread_id },
+    });
   }
 
   private config(threadId: string, sel?: CheckpointSel | null) {
@@ -84,7 +91,46 @@ export class ThreadStateService {
       if (!tuple) throw notFound(`Checkpoint "${sel.checkpoint_id}" not found in thread "${threadId}"`);
     }
     const snap = await graph.getState(this.config(threadId, sel), { subgraphs });
-    return snapshotToState(snap);
+    const [state] = await this.withWrites(graph, [snap]);
+    return state;
+  }
+
+  /**
+   * States with `metadata.writes` (node name -> what it wrote), as LangGraph once recorded it in checkpoint
+   * metadata: an update or superstep records the values given when it is made; for the checkpoints of a run it
+   * is read back here, from the results of the tasks of the checkpoint before (the parent), or for the input
+   * checkpoint from its `__start__` task. Parents not in `snaps` are read (at most one per state).
+   */
+  private async withWrites(graph: AnyGraph, snaps: StateSnapshot[]): Promise<ThreadStateJson[]> {
+    const byId = new Map<string, StateSnapshot>();
+    for (const s of snaps) {
+      const id = s.config?.configurable?.checkpoint_id;
+      if (typeof id === "string") byId.set(`${s.config?.configurable?.checkpoint_ns ?? ""}|${id}`, s);
+    }
+    const parentOf = async (s: StateSnapshot): Promise<StateSnapshot | undefined> => {
+      const p = s.parentConfig?.configurable;
+      if (!p?.checkpoint_id) return undefined;
+      const hit = byId.get(`${p.checkpoint_ns ?? ""}|${p.checkpoint_id}`);
+      if (hit) return hit;
+      return graph.getState({ configurable: { ...p } }).catch(() => undefined);
+    };
+    return Promise.all(
+      snaps.map(async (snap) => {
+        const state = snapshotToState(snap);
+        const metadata = (state.metadata ?? {}) as Json;
+        if (!("writes" in metadata)) {
+          const source = metadata.source;
+          const tasks =
+            source === "input"
+              ? snap.tasks.filter((t) => t.name === "__start__")
+              : source === "loop"
+                ? ((await parentOf(snap))?.tasks ?? []).filter((t) => !t.name.startsWith("__"))
+                : [];
+          state.metadata = { ...metadata, writes: groupWrites(tasks) };
+        }
+        return state;
+      }),
+    );
   }
 
   async updateState(
@@ -92,7 +138,11 @@ export class ThreadStateService {
     body: { values?: unknown; as_node?: string; checkpoint?: CheckpointSel; checkpoint_id?: string },
   ): Promise<{ checkpoint: ReturnType<typeof configToCheckpoint> }> {
     const thread = await this.thread(threadId);
-    if (await this.isBusy(threadId)) throw conflict(`Thread "${threadId}" is busy with a run`);
+    // A pending run (also one waiting for after_seconds) counts: the thread is busy from its creation.
+    const active = await this.storage.runs.idsByStatus(threadId, ["pending", "running"]);
+    if (active.length || (await this.isBusy(threadId))) {
+      throw conflict(`Thread "${threadId}" is busy with a run`);
+    }
     const graph = await this.graphOf(thread);
     if (!graph) {
       throw conflict(
@@ -103,9 +153,14 @@ export class ThreadStateService {
       ...(body.checkpoint ?? {}),
       ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}),
     };
+    // The checkpointer records run metadata given with the config: the writes of the update.
+    const config = {
+      ...this.config(threadId, sel),
+      ...(body.as_node ? { metadata: { writes: { [body.as_node]: body.values ?? null } } } : {}),
+    };
     let next;
     try {
-      next = await graph.updateState(this.config(threadId, sel), (body.values ?? null) as any, body.as_node);
+      next = await graph.updateState(config, (body.values ?? null) as any, body.as_node);
     } catch (e) {
       throw unprocessable(`values: ${(e as Error).message}`);
     }
@@ -113,13 +168,13 @@ export class ThreadStateService {
     return { checkpoint: configToCheckpoint(next) };
   }
 
-  /** Stores the thread's latest values and derived status after its checkpoints changed. */
-  async refresh(threadId: string, graph: AnyGraph): Promise<ThreadStateJson> {
+  /** Stores the thread's latest values and its status (given, or derived) after its checkpoints changed. */
+  async refresh(threadId: string, graph: AnyGraph, status?: Thread["status"]): Promise<ThreadStateJson> {
     const state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
     await this.storage.threads.setState(threadId, {
       values: toPlain<Json>(state.values),
       interrupts: toPlain<Json>(interruptsByTask(state)),
-      status: state.next.length ? "interrupted" : "idle",
+      status: status ?? (state.next.length ? "interrupted" : "idle"),
     });
     return state;
   }
@@ -137,17 +192,20 @@ export class ThreadStateService {
     const graph = await this.graphOf(thread);
     if (!graph) return [];
     const before = typeof q.before === "string" ? { checkpoint_id: q.before } : q.before;
-    const out: ThreadStateJson[] = [];
+    const snaps: StateSnapshot[] = [];
     const iter = graph.getStateHistory(this.config(threadId, q.checkpoint), {
       limit: q.limit,
       ...(before?.checkpoint_id ? { before: this.config(threadId, before) } : {}),
       ...(q.metadata && Object.keys(q.metadata).length ? { filter: q.metadata } : {}),
     });
-    for await (const snap of iter) out.push(snapshotToState(snap));
-    return out;
+    for await (const snap of iter) snaps.push(snap);
+    return this.withWrites(graph, snaps);
   }
 
-  /** Applies supersteps in order to a new thread bound to `graphId`. */
+  /**
+   * Applies supersteps in order to a new thread bound to `graphId`; the thread stays idle (it was only
+   * created). Each superstep is its own checkpoint, recording the values given as its writes.
+   */
   async applySupersteps(
     threadId: string,
     graphId: string,
@@ -155,16 +213,37 @@ export class ThreadStateService {
   ): Promise<ThreadStateJson> {
     if (!this.graphs.has(graphId)) throw notFound(`Graph "${graphId}" not found`);
     const graph = await this.graphs.get(graphId, { configurable: { thread_id: threadId } });
+    let configurable: Record<string, unknown> = { thread_id: threadId, checkpoint_ns: "" };
     try {
-      await graph.bulkUpdateState(
-        { configurable: { thread_id: threadId } },
-        supersteps.map((s) => ({
-          updates: s.updates.map((u) => ({ values: (u.values ?? null) as any, asNode: u.as_node })),
-        })),
-      );
+      for (const step of supersteps) {
+        // Updates as input are the input of the graph: recorded under __start__, as a run records it.
+        const writes = groupWrites(
+          step.updates.map((u) => ({
+            name: u.as_node === "__input__" ? "__start__" : u.as_node,
+            result: u.values ?? null,
+          })),
+        );
+        const next = await graph.bulkUpdateState({ configurable, metadata: { writes } }, [
+          { updates: step.updates.map((u) => ({ values: (u.values ?? null) as any, asNode: u.as_node })) },
+        ]);
+        configurable = { ...next.configurable };
+      }
     } catch (e) {
       throw unprocessable(`supersteps: ${(e as Error).message}`);
     }
-    return this.refresh(threadId, graph);
+    return this.refresh(threadId, graph, "idle");
   }
+}
+
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/** Node name -> what it wrote (a list when the node ran more than once); null when nothing was written. */
+function groupWrites(tasks: { name: string; result?: unknown }[]): Json | null {
+  const byName = new Map<string, unknown[]>();
+  for (const t of tasks)
+    if (t.result !== undefined) byName.set(t.name, [...(byName.get(t.name) ?? []), t.result]);
+  if (!byName.size) return null;
+  return Object.fromEntries(
+    [...byName].map(([name, results]) => [name, results.length === 1 ? results[0] : results]),
+  );
 }

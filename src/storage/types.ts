@@ -150,6 +150,8 @@ export interface ThreadStore {
       interrupts?: Json;
       error?: unknown;
       metadata?: Json;
+      /** Replaces the thread's config (what its graph is built from; set when a run is created). */
+      config?: Json;
     },
   ): Promise<void>;
 }

@@ -316,7 +316,14 @@ export class PostgresThreads implements ThreadStore {
 
   async setState(
     id: string,
-    u: { status?: ThreadStatus; values?: Json | null; interrupts?: Json; error?: unknown; metadata?: Json },
+    u: {
+      status?: ThreadStatus;
+      values?: Json | null;
+      interrupts?: Json;
+      error?: unknown;
+      metadata?: Json;
+      config?: Json;
+    },
   ): Promise<void> {
     if (!isUuid(id)) return;
     const ts = now();
@@ -336,6 +343,7 @@ export class PostgresThreads implements ThreadStore {
     if (u.metadata !== undefined) {
       set((n) => `metadata = ${this.t.json_merge_patch}(metadata, ${n}::jsonb)`, jsonb(u.metadata));
     }
+    if (u.config !== undefined) set((n) => `config = ${n}::jsonb`, jsonb(u.config));
     params.push(id);
     await this.db.query(
       `UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE thread_id = $${params.length}`,

@@ -230,7 +230,14 @@ export class SqliteThreads implements ThreadStore {
 
   async setState(
     id: string,
-    u: { status?: ThreadStatus; values?: Json | null; interrupts?: Json; error?: unknown; metadata?: Json },
+    u: {
+      status?: ThreadStatus;
+      values?: Json | null;
+      interrupts?: Json;
+      error?: unknown;
+      metadata?: Json;
+      config?: Json;
+    },
   ): Promise<void> {
     this.begin();
     const sets: string[] = ["updated_at = ?"];
@@ -255,6 +262,10 @@ export class SqliteThreads implements ThreadStore {
     if (u.metadata !== undefined) {
       sets.push("metadata = json_patch(metadata, ?)");
       params.push(JSON.stringify(u.metadata));
+    }
+    if (u.config !== undefined) {
+      sets.push("config = ?");
+      params.push(JSON.stringify(u.config));
     }
     this.stmt(`UPDATE threads SET ${sets.join(", ")} WHERE thread_id = ?`).run(...params, id);
   }
