@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { graphSchemas, drawableGraph, subgraphSchemas } from "../graphs/introspect.js";
+import { drawableGraph, GraphSchemas } from "../graphs/introspect.js";
 import type { Assistant } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
@@ -13,6 +13,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { storage, graphs, guard } = ctx;
   const load = (req: FastifyRequest, id: string, event = "assistants:read"): Promise<Assistant> =>
     guard.assistant(req, id, event);
+  const schemas = new GraphSchemas(graphs);
   const graphFor = async (a: Assistant) => {
     if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" is not loaded`);
     return graphs.get(a.graph_id, { configurable: { ...((a.config.configurable as object) ?? {}) } });
@@ -120,19 +121,17 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       { schema: { tags, params: S.AssistantIdParams } },
       async (req) => {
         const a = await load(req, req.params.assistant_id);
-        return { graph_id: a.graph_id, ...graphSchemas(await graphFor(a), a.graph_id) };
+        return { graph_id: a.graph_id, ...(await schemas.graph(a.graph_id, await graphFor(a))) };
       },
     );
 
     app.get(
       "/assistants/:assistant_id/subgraphs",
       { schema: { tags, params: S.AssistantIdParams, querystring: S.SubgraphQuery } },
-      async (req) =>
-        subgraphSchemas(
-          await graphFor(await load(req, req.params.assistant_id)),
-          undefined,
-          req.query.recurse,
-        ),
+      async (req) => {
+        const a = await load(req, req.params.assistant_id);
+        return schemas.subgraphs(a.graph_id, await graphFor(a), undefined, req.query.recurse);
+      },
     );
 
     app.get(
@@ -144,12 +143,10 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           querystring: S.SubgraphQuery,
         },
       },
-      async (req) =>
-        subgraphSchemas(
-          await graphFor(await load(req, req.params.assistant_id)),
-          req.params.namespace,
-          req.query.recurse,
-        ),
+      async (req) => {
+        const a = await load(req, req.params.assistant_id);
+        return schemas.subgraphs(a.graph_id, await graphFor(a), req.params.namespace, req.query.recurse);
+      },
     );
   };
 }

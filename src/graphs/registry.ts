@@ -165,6 +165,12 @@ export class GraphRegistry {
     return this.graphs.has(graphId);
   }
 
+  /** The module and export a graph is loaded from (for schema extraction from its types). */
+  source(graphId: string): { file: string; exportName: string | undefined } | undefined {
+    const entry = this.graphs.get(graphId)?.entry;
+    return entry && { file: entry.file, exportName: entry.exportName };
+  }
+
   description(graphId: string): string | undefined {
     return this.graphs.get(graphId)?.entry.description;
   }
