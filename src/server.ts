@@ -12,6 +12,7 @@ import { Authorizer } from "./auth/auth.js";
 import { applyEnv, assistantDefaultsFromEnv, loadProjectConfig } from "./config/config.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
+import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
 import { ClusterRunManager } from "./runs/cluster.js";
 import { RunManager } from "./runs/manager.js";
@@ -300,6 +301,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
             defaultTtl: ttlConfig.default,
             http,
             userApp: await loadUserApp(project.projectDir, http.app),
+            ui: await bundleUi(project.projectDir, project.raw.ui, project.raw.ui_config),
             version: VERSION,
           },
           log,

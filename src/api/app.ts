@@ -14,7 +14,9 @@ import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { installErrorHandler, notFoundRoute } from "./errors.js";
 import { installCors } from "./cors.js";
-import { forwardToUserApp } from "./http-config.js";
+import { setLoopbackAddress } from "../lib/loopback.js";
+import { uiRoutes } from "./ui.js";
+import { UserAppMount } from "./user-app.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
 import { cronRoutes } from "./crons.js";
@@ -22,9 +24,11 @@ import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
 import { threadRoutes } from "./threads.js";
 
+const BODY_LIMIT = 50 * 1024 * 1024;
+
 export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Promise<FastifyInstance> {
   const app = fastify({
-    bodyLimit: 50 * 1024 * 1024,
+    bodyLimit: BODY_LIMIT,
     forceCloseConnections: true,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
@@ -55,10 +59,15 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   // Authentication on every request but health, server info, docs and the OpenAPI document (as in the
   // official server). /internal/* authenticates with its own token (see server.ts), not the project's auth.
   const open = new Set(["/ok", "/info", "/openapi.json", "/internal/recover"]);
+  // UI assets (GET /ui/...) are loaded by <script>/<link> tags, which send no credentials. A request the
+  // project's app (http.app) handed on to Hangar's routes was authenticated when it arrived.
+  const mount = ctx.userApp ? new UserAppMount(app, ctx.userApp, log, BODY_LIMIT) : undefined;
+  if (mount) app.addHook("onRequest", mount.recognise);
   app.decorateRequest("user", null);
   app.addHook("onRequest", async (req) => {
     const path = req.url.split("?")[0];
     if (open.has(path) || path === "/docs" || path.startsWith("/docs/")) return;
+    if (mount?.isForwarded(req) || (ctx.ui && req.method === "GET" && path.startsWith("/ui/"))) return;
     req.user = await ctx.guard.auth.authenticate(req);
   });
 
@@ -128,8 +137,15 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     await app.register(cronRoutes(ctx));
   }
   if (!http.disable_store) await app.register(storeRoutes(ctx));
-  // The project's own routes (http.app) answer what no Hangar route does.
-  const userApp = ctx.userApp;
-  app.setNotFoundHandler(userApp ? (req, reply) => forwardToUserApp(userApp, req, reply) : notFoundRoute);
+  if (ctx.ui) await app.register(uiRoutes(ctx, ctx.ui));
+  // The project's own app (http.app) sees requests last of the request hooks (after CORS and authentication),
+  // before any route; see user-app.ts.
+  if (mount) app.addHook("onRequest", mount.dispatch);
+  app.setNotFoundHandler(notFoundRoute);
+  // `new Client()` without apiUrl (in a custom route or a graph node) and relative webhooks reach this server.
+  app.addHook("onListen", async () => {
+    const addr = app.server.address();
+    if (addr && typeof addr === "object") setLoopbackAddress(addr.address, addr.port);
+  });
   return app;
 }

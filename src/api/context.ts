@@ -1,5 +1,6 @@
 // What every route module receives: storage, graphs, the run manager and thread state service.
 import type { GraphRegistry } from "../graphs/registry.js";
+import type { UiBundles } from "../graphs/ui-bundle.js";
 import type { RunService } from "../runs/service.js";
 import type { ThreadStateService } from "../runs/thread-state.js";
 import type { Storage } from "../storage/types.js";
@@ -20,6 +21,8 @@ export interface ApiContext {
   http?: HttpConfig;
   /** The project's own app (http.app). */
   userApp?: UserApp;
+  /** The bundled generative UI components of the `ui` section, by agent name. */
+  ui?: UiBundles;
   /** checkpointer.ttl of langgraph.json: the TTL of threads created without one. */
   defaultTtl?: { ttl: number; strategy: "delete" | "keep_latest" };
   version: string;

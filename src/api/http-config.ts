@@ -1,10 +1,7 @@
-// The `http` section of langgraph.json: switching off groups of routes, and the project's own app
-// (an object with a web-standard `fetch(Request): Response`, such as a Hono app) for requests no Hangar
-// route answers.
+// The `http` section of langgraph.json: switching off groups of routes, and loading the project's own app
+// (a Hono app, or any object with a web-standard `fetch(Request): Response`; mounted by user-app.ts).
 import { existsSync } from "node:fs";
-import { Readable } from "node:stream";
 import { pathToFileURL } from "node:url";
-import type { FastifyReply, FastifyRequest } from "fastify";
 import { ConfigError, parseGraphSpec } from "../config/config.js";
 
 export interface HttpConfig {
@@ -25,7 +22,8 @@ export interface HttpConfig {
 }
 
 export interface UserApp {
-  fetch: (req: Request) => Response | Promise<Response>;
+  /** Called as @hono/node-server calls an app: the request, and an environment (`incoming`, `outgoing`). */
+  fetch: (req: Request, env?: unknown) => Response | Promise<Response>;
 }
 
 /** Loads `http.app` (`./file.ts:export`), which must have a `fetch(Request)` method. */
@@ -47,26 +45,4 @@ export async function loadUserApp(
     throw new ConfigError(`http.app "${spec}": the export has no fetch(request) method (a Hono app has one)`);
   }
   return app;
-}
-
-/** Hands a request to the project's app and streams its Response back. */
-export async function forwardToUserApp(
-  userApp: UserApp,
-  req: FastifyRequest,
-  reply: FastifyReply,
-): Promise<void> {
-  const headers = new Headers();
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined) headers.set(k, Array.isArray(v) ? v.join(", ") : String(v));
-  }
-  const hasBody = req.method !== "GET" && req.method !== "HEAD" && req.body !== undefined;
-  const body = !hasBody ? undefined : typeof req.body === "string" ? req.body : JSON.stringify(req.body);
-  const res = await userApp.fetch(
-    new Request(`http://${req.headers.host ?? "localhost"}${req.url}`, { method: req.method, headers, body }),
-  );
-  reply.status(res.status);
-  res.headers.forEach((value, key) => {
-    if (key !== "content-length") reply.header(key, value);
-  });
-  await reply.send(res.body ? Readable.fromWeb(res.body as import("node:stream/web").ReadableStream) : "");
 }

@@ -1,9 +1,10 @@
 // Webhooks: when a run ends, POST it (with its final values or error) to the URL the run was created with.
-// Loopback and unspecified addresses are refused unless HANGAR_WEBHOOK_ALLOW_LOOPBACK is set; delivery is
-// retried with backoff on network errors and 5xx answers.
+// Loopback and unspecified addresses are refused unless HANGAR_WEBHOOK_ALLOW_LOOPBACK is set (a relative URL
+// is this server itself); delivery is retried with backoff on network errors and 5xx answers.
 import { lookup } from "node:dns/promises";
 import { isIP } from "node:net";
 import { unprocessable } from "../api/errors.js";
+import { loopbackUrl } from "../lib/loopback.js";
 import { toJson } from "./serde.js";
 
 const ATTEMPTS = 4;
@@ -18,8 +19,12 @@ function isLocalAddress(ip: string): boolean {
   return ip === "::1" || ip === "::";
 }
 
-/** Validates a webhook URL at run creation: http(s), and no loopback host unless allowed. */
+/** A path on this server (`/my-hook`, e.g. a route of http.app), resolved against it, as the official server does. */
+const isRelative = (url: string) => url.startsWith("/") && !url.startsWith("//");
+
+/** Validates a webhook URL at run creation: a path on this server, or http(s) and no loopback host unless allowed. */
 export function checkWebhookUrl(url: string): void {
+  if (isRelative(url)) return;
   let u: URL;
   try {
     u = new URL(url);
@@ -39,9 +44,14 @@ export function checkWebhookUrl(url: string): void {
 /** Delivers the payload; never throws (failures are logged). */
 export async function sendWebhook(url: string, payload: unknown, log: (msg: string) => void): Promise<void> {
   const body = toJson(payload);
+  const relativeTo = isRelative(url) ? loopbackUrl() : undefined;
+  if (isRelative(url)) {
+    if (!relativeTo) return log(`webhook ${url}: a path needs this process to serve the API; not sent`);
+    url = new URL(url, relativeTo).href;
+  }
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
-      if (!loopbackAllowed()) {
+      if (!relativeTo && !loopbackAllowed()) {
         // Resolved at send time too, so a name cannot be pointed at loopback after the run was accepted.
         const { address } = await lookup(new URL(url).hostname.replace(/^\[|\]$/g, ""));
         if (isLocalAddress(address)) {
