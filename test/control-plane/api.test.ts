@@ -830,6 +830,13 @@ describe("listener deployments, the listener side and logs", () => {
       end_time: lines[4].timestamp,
     });
     expect(window.body.logs.map((l: any) => l.message)).toEqual(["deploy 2", "deploy 3"]);
+    // A text filter (case-insensitive), and one revision's deploy logs (the official CLI's --revision-id).
+    const query = await a.post(`/v1/projects/${d.id}/deploy_logs`, { query: "LOY 3" });
+    expect(query.body.logs.map((l: any) => l.message)).toEqual(["deploy 3"]);
+    const ofRev = await a.post(`/v1/projects/${d.id}/revisions/${rev}/deploy_logs`, { query: "deploy" });
+    expect(ofRev.body.logs.map((l: any) => l.message)).toEqual(["deploy 1", "deploy 2", "deploy 3"]);
+    const ofOtherRev = await a.post(`/v1/projects/${d.id}/revisions/${d.latest_revision_id}/deploy_logs`, {});
+    expect(ofOtherRev.body.logs).toEqual([]);
     const noBody = await a.post(`/v1/projects/${d.id}/deploy_logs`);
     expect(noBody.status).toBe(200);
     expect(noBody.body.logs).toHaveLength(3);
