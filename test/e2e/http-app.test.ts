@@ -160,3 +160,44 @@ describe("http.app", () => {
       .toMatchObject({ run_id: run.run_id, status: "success", values: { text: "hooked" } });
   });
 });
+
+describe("http.app under custom auth", () => {
+  const secured = useHangar({ config: join(ROOT, "test/fixtures/http-app-project/langgraph.auth.json") });
+  const as = (token: string) => ({ authorization: `Bearer ${token}` });
+
+  it("authenticates before the app, as the official server does", async () => {
+    const url = secured.server.url;
+    const anonymous = await fetch(`${url}/custom/hello`);
+    expect(anonymous.status).toBe(401);
+    const alice = await fetch(`${url}/custom/hello`, { headers: as("token-alice") });
+    expect(alice.status).toBe(200);
+    expect(await alice.json()).toEqual({ hello: "world", from: null });
+  });
+
+  it("keeps the caller's identity on a request the app handed on", async () => {
+    const url = secured.server.url;
+    const res = await fetch(`${url}/threads`, {
+      method: "POST",
+      headers: { ...as("token-alice"), "content-type": "text/plain" },
+      body: JSON.stringify({ metadata: { via: "app" } }),
+    });
+    expect(res.status).toBe(200);
+    const thread = await res.json();
+    expect(thread.metadata).toMatchObject({ via: "app", owner: "alice" });
+    expect((await fetch(`${url}/threads/${thread.thread_id}`, { headers: as("token-alice") })).status).toBe(
+      200,
+    );
+    expect((await fetch(`${url}/threads/${thread.thread_id}`, { headers: as("token-bob") })).status).toBe(
+      404,
+    );
+  });
+
+  it("does not let a client pass itself off as a handed-on request", async () => {
+    const res = await fetch(`${secured.server.url}/threads/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-hangar-forwarded": "guess:guess" },
+      body: "{}",
+    });
+    expect(res.status).toBe(401);
+  });
+});
