@@ -1,11 +1,13 @@
 // `hangar check`: loads a project's langgraph.json and imports every graph (and the auth and http app it
-// names), as the Agent Server would at start-up; one line per graph, exit 1 with the reason on the first failure.
+// names, and bundles its ui), as the Agent Server would at start-up; one line per graph, exit 1 with the reason
+// on the first failure.
 import { resolve } from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
 import { loadUserApp, type HttpConfig } from "../api/http-config.js";
 import { AuthError, Authorizer } from "../auth/auth.js";
 import { applyEnv, assistantDefaultsFromEnv, ConfigError, loadProjectConfig } from "../config/config.js";
 import { GraphLoadError, GraphRegistry } from "../graphs/registry.js";
+import { bundleUi } from "../graphs/ui-bundle.js";
 
 export interface CheckOptions {
   config: string;
@@ -35,6 +37,8 @@ export async function runCheck(opts: CheckOptions): Promise<number> {
     if (auth.custom) console.log("auth ok");
     const http = (project.raw.http ?? {}) as HttpConfig;
     if (await loadUserApp(project.projectDir, http.app)) console.log("http.app ok");
+    const ui = await bundleUi(project.projectDir, project.raw.ui, project.raw.ui_config);
+    for (const agent of ui?.keys() ?? []) console.log(`ui ok: ${agent}`);
     return 0;
   } catch (e) {
     if (e instanceof ConfigError || e instanceof GraphLoadError || e instanceof AuthError) {

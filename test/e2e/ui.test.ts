@@ -6,7 +6,7 @@ import { join } from "node:path";
 import { runInNewContext } from "node:vm";
 import { describe, expect, it } from "vitest";
 import { httpError } from "../helpers/http.ts";
-import { ROOT, useHangar } from "../helpers/server.ts";
+import { ROOT, runHangar, useHangar } from "../helpers/server.ts";
 
 // React (a devDependency, without type declarations here) plays the page's React.
 const require = createRequire(import.meta.url);
@@ -123,5 +123,21 @@ describe("generative UI", () => {
     ]);
     const state = await hangar.client.threads.getState<{ ui: any[] }>(thread.thread_id);
     expect(state.values.ui).toEqual(custom);
+  });
+
+  it("refuses a UI that cannot be bundled, naming the agent and the problem (hangar check too)", async () => {
+    const config = join(ROOT, "test/fixtures/ui-project/langgraph.broken.json");
+    const check = await runHangar(["check", "--config", config]);
+    expect(check.code).toBe(1);
+    expect(check.output).toContain(
+      'ui.agent: cannot bundle ./src/broken-ui.tsx: Could not resolve "./no-such-component"',
+    );
+    const good = await runHangar([
+      "check",
+      "--config",
+      join(ROOT, "test/fixtures/ui-project/langgraph.json"),
+    ]);
+    expect(good.code).toBe(0);
+    expect(good.output).toContain("ui ok: agent");
   });
 });
