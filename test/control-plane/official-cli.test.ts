@@ -253,6 +253,24 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
     expect(picked.stdout).toContain("No deployments found.");
   });
 
+  it("an organization on the free plan cannot deploy from the command line: 403, nothing created", async () => {
+    const org = createdId(
+      (await cpAdmin(cp.dataDir, "create-org", "--name", "hobby", "--plan", "free")).output,
+      "organization",
+    );
+    const ws = createdId(
+      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "main")).output,
+      "workspace",
+    );
+    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const r = await official(["--remote", "--name", "free-plan", "--no-input"], dir, {
+      LANGSMITH_API_KEY: key,
+    });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/POST \/v2\/deployments failed with status 403: .*plus plan or above/);
+    expect((await cpClient(cp.url, { "x-api-key": key }).get("/v2/deployments")).body.resources).toEqual([]);
+  });
+
   it("deploy delete removes the deployment; its URL stops answering", async () => {
     const r = await official(["delete", id, "--force"], dir);
     expect(r.code, r.stderr).toBe(0);

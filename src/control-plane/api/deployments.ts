@@ -15,11 +15,17 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
     const tags = ["Deployments"];
 
     /**
-     * Seed §1/§8: deploying from the command line (`hangar deploy` sends `X-Hangar-Client: cli`) needs an
-     * organization on the plus plan or above.
+     * Seed §1/§8: deploying from the command line needs an organization on the plus plan or above. A command
+     * line is `hangar deploy` (it sends `X-Hangar-Client: cli`) or any client deploying an `internal_source` or
+     * `internal_docker` revision, the sources only the deploy commands make (the official CLI's `deploy`).
      */
-    const checkCliPlan = (req: FastifyRequest) => {
-      if (req.headers["x-hangar-client"] !== "cli") return;
+    const checkCliPlan = (req: FastifyRequest, source: string | null | undefined) => {
+      if (
+        req.headers["x-hangar-client"] !== "cli" &&
+        source !== "internal_source" &&
+        source !== "internal_docker"
+      )
+        return;
       const { organization, workspace } = principal(req);
       if (organization.plan === "free") {
         throw new CpHttpError(
@@ -51,7 +57,7 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
     });
 
     app.post("/v2/deployments", { schema: { tags, body: S.DeploymentCreate } }, async (req, reply) => {
-      checkCliPlan(req);
+      checkCliPlan(req, req.body.source);
       const d = await createDeployment(ctx, tenantOf(req), req.body);
       return reply.status(201).send(deploymentOut(d));
     });
@@ -71,7 +77,7 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
       "/v2/deployments/:deployment_id",
       { schema: { tags, params: S.DeploymentIdParams, body: S.DeploymentPatch } },
       async (req) => {
-        checkCliPlan(req);
+        checkCliPlan(req, req.body.revision_source);
         const d = await getOr404(req, req.params.deployment_id);
         return deploymentOut(await patchDeployment(ctx, d, req.body));
       },
