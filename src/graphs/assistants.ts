@@ -45,7 +45,8 @@ export async function ensureSystemAssistants(
 }
 
 // Any UUID-shaped id names an assistant (any version and variant nibble, as the API accepts them).
-const isUuid = (v: string): boolean => /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
+const isUuid = (v: string): boolean =>
+  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 /** Finds an assistant by UUID, or the system assistant of a graph id. */
 export async function findAssistant(storage: Storage, idOrGraph: string): Promise<Assistant | null> {
