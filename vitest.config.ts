@@ -15,8 +15,9 @@ import { configDefaults, defineConfig } from "vitest/config";
  * - cli.test.ts: `hangar dev` itself (its startup errors, reload, .env loading), through dev's CLI;
  * - serve.test.ts: `hangar serve` on the embedded backend and its refusals of incomplete backend env
  *   (on postgres, every e2e file runs through serve).
+ * - test/security/cp-sandbox.test.ts: the control plane's process sandbox, the same whatever the store.
  */
-const EMBEDDED_ONLY = ["test/e2e/cli.test.ts", "test/e2e/serve.test.ts"];
+const EMBEDDED_ONLY = ["test/e2e/cli.test.ts", "test/e2e/serve.test.ts", "test/security/cp-sandbox.test.ts"];
 
 /**
  * Control plane files run again with the control plane's store on PostgreSQL (test/helpers/control-plane.ts
@@ -41,7 +42,12 @@ export default defineConfig({
           name: "embedded",
           // test/control-plane: the control plane on its SQLite store (some files again in "postgres").
           // test/browser: a React page with useStream in Debian's Chromium (needs /usr/bin/chromium).
-          include: ["test/e2e/**/*.test.ts", "test/control-plane/**/*.test.ts", "test/browser/**/*.test.ts"],
+          include: [
+            "test/e2e/**/*.test.ts",
+            "test/control-plane/**/*.test.ts",
+            "test/browser/**/*.test.ts",
+            "test/security/**/*.test.ts",
+          ],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },
         },
@@ -50,7 +56,14 @@ export default defineConfig({
         extends: true,
         test: {
           name: "postgres",
-          include: ["test/e2e/**/*.test.ts", "test/postgres/**/*.test.ts", ...CP_POSTGRES],
+          include: [
+            "test/e2e/**/*.test.ts",
+            "test/postgres/**/*.test.ts",
+            // test/security: on both backends (control plane files: on its PostgreSQL store), but the sandbox
+            // test, which does not depend on the store.
+            "test/security/**/*.test.ts",
+            ...CP_POSTGRES,
+          ],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
           env: { HANGAR_TEST_BACKEND: "postgres" },
           globalSetup: ["test/helpers/postgres-setup.ts"],
