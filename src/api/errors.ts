@@ -1,6 +1,7 @@
 // HTTP errors of the Agent Server and the one place that maps every error to a `{detail}` JSON response.
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
+import { describePath, type InputProblem } from "../lib/json-limits.js";
 
 export class HttpError extends Error {
   constructor(
@@ -14,6 +15,32 @@ export class HttpError extends Error {
 export const notFound = (what: string) => new HttpError(404, what);
 export const conflict = (what: string) => new HttpError(409, what);
 export const unprocessable = (what: string) => new HttpError(422, what);
+
+/** The 422 for input that breaks the limits of lib/json-limits.ts (depth, NUL, lone surrogate), naming where. */
+export function inputError(root: "body" | "query" | "path", problem: InputProblem): HttpError {
+  return unprocessable(`Invalid request: ${describePath(root, problem.path)}: ${problem.message}`);
+}
+
+/**
+ * Errors Fastify raises before any hook runs: a URL that does not percent-decode (422, as other bad input), a
+ * path parameter longer than the router allows (414). Always the `{detail}` shape.
+ */
+export function frameworkErrorHandler(err: FastifyError, _req: FastifyRequest, reply: FastifyReply): void {
+  if (err.code === "FST_ERR_BAD_URL") {
+    reply.status(422).send({ detail: "Invalid request: path: the URL is not valid percent-encoded UTF-8" });
+  } else if (err.code === "FST_ERR_MAX_PARAM_LENGTH") {
+    reply.status(414).send({ detail: "Invalid request: path: a path parameter is too long" });
+  } else {
+    reply.status(err.statusCode && err.statusCode < 500 ? err.statusCode : 400).send({ detail: err.message });
+  }
+}
+
+/** "50 MB", "1 MB", "512 KB": a body limit for messages. */
+function formatBytes(n: number): string {
+  if (n >= 1024 * 1024 && n % (1024 * 1024) === 0) return `${n / (1024 * 1024)} MB`;
+  if (n >= 1024 && n % 1024 === 0) return `${n / 1024} KB`;
+  return `${n} bytes`;
+}
 
 function describeValidation(err: FastifyError): string {
   const issues = (err as any).validation as { instancePath?: string; message?: string; params?: any }[];
@@ -69,7 +96,9 @@ export function replyOtherError(
     return reply.status(415).send({ detail: "Content-Type must be application/json" });
   }
   if (err.code === "FST_ERR_CTP_BODY_TOO_LARGE") {
-    return reply.status(413).send({ detail: "Request body too large" });
+    const limit = reply.request.routeOptions.bodyLimit;
+    const named = typeof limit === "number" ? ` (the limit is ${formatBytes(limit)})` : "";
+    return reply.status(413).send({ detail: `Request body too large${named}` });
   }
   if (typeof err.statusCode === "number" && err.statusCode >= 400 && err.statusCode < 500) {
     return reply.status(err.statusCode).send({ detail: err.message });

@@ -1,5 +1,6 @@
 // Request schemas (zod): one source for validation and for the OpenAPI document.
 import { z } from "zod";
+import { MAX_AFTER_SECONDS } from "../lib/json-limits.js";
 
 export const Obj = z.record(z.string(), z.unknown());
 // Any UUID-shaped id (any version and variant nibble): LangGraph's own checkpoint ids are uuid6 ones such as
@@ -185,7 +186,13 @@ const RunBase = {
   stream_resumable: z.boolean().default(false),
   feedback_keys: z.array(z.string()).nullable().optional(),
   on_disconnect: z.enum(["cancel", "continue"]).default("continue"),
-  after_seconds: z.number().min(0).nullable().optional(),
+  // A delay the server can honour: one timer (2^31-1 ms, ~24.8 days) at most; beyond it a 422.
+  after_seconds: z
+    .number()
+    .min(0)
+    .max(MAX_AFTER_SECONDS, { error: `must be at most ${MAX_AFTER_SECONDS} seconds (about 24.8 days)` })
+    .nullable()
+    .optional(),
   checkpoint_during: z.boolean().optional(),
   durability: z.enum(["sync", "async", "exit"]).default("async"),
 };

@@ -26,15 +26,20 @@ export function registerJsonFunctions(db: Database.Database): void {
   });
 }
 
+// Keys a SQLite JSON path label cannot name faithfully (a NUL is "bad JSON path"; a backslash matches nothing;
+// control characters and lone surrogates likewise): such keys are compared by json_contains instead.
+// eslint-disable-next-line no-control-regex -- control characters are what this looks for
+const UNPATHABLE_KEY = /[\\\u0000-\u001f\ud800-\udfff]/;
+
 /**
  * Conditions for `column` containing `filter`: scalar keys compare the JSON text of the key (cheap, no
- * parse in JS); object or array values go through json_contains.
+ * parse in JS); object or array values, and keys no JSON path can name, go through json_contains.
  */
 export function containmentSql(column: string, filter: Record<string, unknown>, params: unknown[]): string[] {
   const conds: string[] = [];
   const nested: Record<string, unknown> = {};
   for (const [key, value] of Object.entries(filter)) {
-    if (value !== null && typeof value === "object") {
+    if ((value !== null && typeof value === "object") || UNPATHABLE_KEY.test(key)) {
       nested[key] = value;
       continue;
     }
