@@ -102,7 +102,7 @@ export class ClusterRunManager implements RunService {
   // --- API side ---
 
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    checkRunBody(body);
+    await checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
@@ -118,7 +118,7 @@ export class ClusterRunManager implements RunService {
   }
 
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    checkRunBody(body);
+    await checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
       const kept = await keptRun(this.storage, assistant, owner, body);

@@ -32,8 +32,12 @@ const emptyInput = (input: unknown): boolean =>
  * Checks what the schema cannot: a webhook the server may call, and input or command, not both. An empty
  * input beside a command is accepted and the command used, as the official server does.
  */
-export function checkRunBody(body: { webhook?: string | null; command?: unknown; input?: unknown }): void {
-  if (body.webhook) checkWebhookUrl(body.webhook);
+export async function checkRunBody(body: {
+  webhook?: string | null;
+  command?: unknown;
+  input?: unknown;
+}): Promise<void> {
+  if (body.webhook) await checkWebhookUrl(body.webhook);
   if (body.command && !emptyInput(body.input)) {
     throw unprocessable(
       "input: give either input or command, not both (an empty input {} may go with a command)",

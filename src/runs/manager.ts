@@ -72,7 +72,7 @@ export class RunManager implements RunService {
 
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    checkRunBody(body);
+    await checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const current = this.queue.holder(threadId);
@@ -95,7 +95,7 @@ export class RunManager implements RunService {
    * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
    */
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    checkRunBody(body);
+    await checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
       const kept = await keptRun(this.storage, assistant, owner, body);

@@ -1,29 +1,37 @@
 // Webhooks: when a run ends, POST it (with its final values or error) to the URL the run was created with.
-// Loopback and unspecified addresses are refused unless HANGAR_WEBHOOK_ALLOW_LOOPBACK is set (a relative URL
-// is this server itself); delivery is retried with backoff on network errors and 5xx answers.
-import { lookup } from "node:dns/promises";
-import { isIP } from "node:net";
+// Internal addresses are refused (net-policy.ts) at creation and on the address each connection is pinned to.
+import { request as httpRequest } from "node:http";
+import { request as httpsRequest } from "node:https";
 import { unprocessable } from "../api/errors.js";
 import { loopbackUrl } from "../lib/loopback.js";
+import {
+  BlockedAddressError,
+  guardedLookup,
+  hostRefusal,
+  ipBytes,
+  isLocalhostName,
+  refusal,
+  webhookPolicy,
+  type AddressPolicy,
+} from "./net-policy.js";
 import { toJson } from "./serde.js";
 
 const ATTEMPTS = 4;
 const TIMEOUT_MS = 10_000;
-
-export const loopbackAllowed = (): boolean =>
-  ["1", "true", "yes"].includes((process.env.HANGAR_WEBHOOK_ALLOW_LOOPBACK ?? "").toLowerCase());
-
-function isLocalAddress(ip: string): boolean {
-  const v4 = ip.startsWith("::ffff:") ? ip.slice(7) : ip;
-  if (isIP(v4) === 4) return v4.startsWith("127.") || v4 === "0.0.0.0";
-  return ip === "::1" || ip === "::";
-}
+/** Redirects followed per delivery (each through the same address check). */
+const MAX_REDIRECTS = 5;
 
 /** A path on this server (`/my-hook`, e.g. a route of http.app), resolved against it, as the official server does. */
 const isRelative = (url: string) => url.startsWith("/") && !url.startsWith("//");
 
-/** Validates a webhook URL at run creation: a path on this server, or http(s) and no loopback host unless allowed. */
-export function checkWebhookUrl(url: string): void {
+const bareHost = (u: URL) => u.hostname.replace(/^\[|\]$/g, "");
+const portOf = (u: URL) => Number(u.port) || (u.protocol === "https:" ? 443 : 80);
+
+/**
+ * Validates a webhook URL at run creation: a path on this server, or an http(s) URL whose host (resolved) is
+ * an address webhooks may reach; 422 naming `webhook` otherwise.
+ */
+export async function checkWebhookUrl(url: string): Promise<void> {
   if (isRelative(url)) return;
   let u: URL;
   try {
@@ -33,45 +41,127 @@ export function checkWebhookUrl(url: string): void {
   }
   if (u.protocol !== "http:" && u.protocol !== "https:")
     throw unprocessable("webhook: must be an http(s) URL");
-  const host = u.hostname.replace(/^\[|\]$/g, "");
-  if (!loopbackAllowed() && (host === "localhost" || (isIP(host) && isLocalAddress(host)))) {
-    throw unprocessable(
-      "webhook: loopback addresses are refused; set HANGAR_WEBHOOK_ALLOW_LOOPBACK=true to allow them",
+  const why = await hostRefusal(u.hostname, portOf(u), webhookPolicy());
+  if (why) throw unprocessable(`webhook: refused: ${why}`);
+}
+
+interface Hop {
+  status: number;
+  location?: string;
+}
+
+/** One HTTP request of a delivery, connected through the policy's lookup (or to this server itself). */
+function send(u: URL, method: string, body: string | undefined, policy: AddressPolicy | null): Promise<Hop> {
+  return new Promise((resolve, reject) => {
+    const request = u.protocol === "https:" ? httpsRequest : httpRequest;
+    const req = request(
+      u,
+      {
+        method,
+        headers: {
+          "user-agent": "hangar-webhook",
+          ...(body === undefined
+            ? {}
+            : { "content-type": "application/json", "content-length": Buffer.byteLength(body) }),
+        },
+        // A fresh connection per request: no pooled socket is reused for another name's check.
+        agent: false,
+        ...(policy ? { lookup: guardedLookup(policy, portOf(u)) } : {}),
+        signal: AbortSignal.timeout(TIMEOUT_MS),
+      },
+      (res) => {
+        res.on("error", () => {});
+        res.resume();
+        const location = res.headers.location;
+        resolve({ status: res.statusCode ?? 0, location });
+      },
     );
+    req.on("error", reject);
+    req.end(body);
+  });
+}
+
+const isBlocked = (e: unknown) =>
+  e instanceof BlockedAddressError || (e as { code?: string } | null)?.code === "EHANGARBLOCKED";
+
+/** A refusal, naming the redirect it came from after the first hop. */
+const blocked = (hop: number, u: URL, why: string) =>
+  new BlockedAddressError(hop ? `redirect ${hop} to ${u.href}: ${why}` : why);
+
+/**
+ * Delivers once: follows redirects (at most MAX_REDIRECTS), each hop checked as the first was. `self` is the
+ * origin of this server when the webhook was a path on it: the one loopback target allowed without a setting.
+ */
+async function deliver(
+  start: URL,
+  body: string,
+  self: string | null,
+  policy: AddressPolicy,
+): Promise<number> {
+  let u = start;
+  let method = "POST";
+  let payload: string | undefined = body;
+  for (let hop = 0; ; hop++) {
+    const own = self !== null && u.origin === self;
+    if (!own) {
+      const host = bareHost(u);
+      const why = ipBytes(host)
+        ? refusal(host, portOf(u), policy)
+        : isLocalhostName(host)
+          ? await hostRefusal(host, portOf(u), policy)
+          : null;
+      if (why) throw blocked(hop, u, why);
+    }
+    const res = await send(u, method, payload, own ? null : policy).catch((e: Error) => {
+      throw isBlocked(e) ? blocked(hop, u, e.message) : e;
+    });
+    if (![301, 302, 303, 307, 308].includes(res.status) || !res.location) return res.status;
+    if (hop >= MAX_REDIRECTS) throw new BlockedAddressError(`more than ${MAX_REDIRECTS} redirects`);
+    // The Location of a redirect is checked at the top of the loop, as the first URL was.
+    const next = new URL(res.location, u);
+    if (next.protocol !== "http:" && next.protocol !== "https:")
+      throw new BlockedAddressError(`redirect to a ${next.protocol} URL`);
+    if (res.status === 303 || ((res.status === 301 || res.status === 302) && method === "POST")) {
+      method = "GET";
+      payload = undefined;
+    }
+    u = next;
   }
 }
 
 /** Delivers the payload; never throws (failures are logged). */
 export async function sendWebhook(url: string, payload: unknown, log: (msg: string) => void): Promise<void> {
   const body = toJson(payload);
-  const relativeTo = isRelative(url) ? loopbackUrl() : undefined;
+  let policy: AddressPolicy;
+  try {
+    policy = webhookPolicy();
+  } catch (e) {
+    return log(`webhook ${url}: ${(e as Error).message}; not sent`);
+  }
+  let self: string | null = null;
+  let target: URL;
   if (isRelative(url)) {
-    if (!relativeTo) return log(`webhook ${url}: a path needs this process to serve the API; not sent`);
-    url = new URL(url, relativeTo).href;
+    const base = loopbackUrl();
+    if (!base) return log(`webhook ${url}: a path needs this process to serve the API; not sent`);
+    target = new URL(url, base);
+    self = target.origin;
+  } else {
+    try {
+      target = new URL(url);
+    } catch {
+      return log(`webhook ${url}: not a valid URL; not sent`);
+    }
   }
   for (let attempt = 1; attempt <= ATTEMPTS; attempt++) {
     try {
-      if (!relativeTo && !loopbackAllowed()) {
-        // Resolved at send time too, so a name cannot be pointed at loopback after the run was accepted.
-        const { address } = await lookup(new URL(url).hostname.replace(/^\[|\]$/g, ""));
-        if (isLocalAddress(address)) {
-          log(`webhook ${url}: resolves to a loopback address; not sent`);
-          return;
-        }
-      }
-      const res = await fetch(url, {
-        method: "POST",
-        headers: { "content-type": "application/json", "user-agent": "hangar-webhook" },
-        body,
-        signal: AbortSignal.timeout(TIMEOUT_MS),
-      });
-      await res.body?.cancel();
-      if (res.status < 500) {
-        if (res.status >= 400) log(`webhook ${url}: answered ${res.status}; not retried`);
+      const status = await deliver(target, body, self, policy);
+      if (status < 500) {
+        if (status >= 400) log(`webhook ${url}: answered ${status}; not retried`);
         return;
       }
-      log(`webhook ${url}: answered ${res.status} (attempt ${attempt})`);
+      log(`webhook ${url}: answered ${status} (attempt ${attempt})`);
     } catch (e) {
+      if (isBlocked(e)) return log(`webhook ${url}: refused: ${(e as Error).message}; not sent`);
       log(`webhook ${url}: ${(e as Error).message} (attempt ${attempt})`);
     }
     if (attempt < ATTEMPTS) await new Promise((r) => setTimeout(r, 250 * 2 ** attempt).unref());
