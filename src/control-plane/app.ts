@@ -28,8 +28,15 @@ export const CP_VERSION: string = createRequire(import.meta.url)("../../package.
 function limitItem(root: "body" | "query" | "path", problem: InputProblem, input: unknown): ValidationItem {
   const loc = [root, ...problem.path];
   if (problem.kind === "depth") {
+    // Named by the top-level field it is in (the full path is as deep as the limit).
     const error = `nesting deeper than the limit of ${MAX_JSON_DEPTH} levels`;
-    return { type: "json_invalid", loc, msg: "JSON decode error", input: {}, ctx: { error } };
+    return {
+      type: "json_invalid",
+      loc: loc.slice(0, 2),
+      msg: "JSON decode error",
+      input: {},
+      ctx: { error },
+    };
   }
   // The offending string, as pydantic echoes input; a depth error echoes nothing (the input is the whole body).
   return { type: "string_invalid", loc, msg: `Input should be a valid string: ${problem.message}`, input };

@@ -2,11 +2,13 @@
 // /threads/{id}/stream/events and /threads/{id}/commands) with valid input, and checks each answers with
 // a success status the document lists for it.
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { useHangar } from "../helpers/server.ts";
+import { ROOT, useHangar } from "../helpers/server.ts";
 
 const hangar = useHangar();
-const REFERENCE = "/work/shared/reference/agent-server-openapi.json";
+// The official document, copied into the repository (test/fixtures/openapi, shared with test/security/fuzz).
+const REFERENCE = join(ROOT, "test/fixtures/openapi/agent-server-openapi.json");
 const EXCLUDED = [/^\/mcp/, /^\/a2a/, /\/stream\/events$/, /\/commands$/];
 
 interface Operation {
