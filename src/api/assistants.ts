@@ -38,7 +38,9 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         description: b.description ?? null,
       });
       if (created) return created;
-      if (b.if_exists === "do_nothing") return (await storage.assistants.get(id))!;
+      // An existing id is answered as its GET would be: another user's assistant is a 404, never returned.
+      const existing = await guard.assistant(req, id, "assistants:read");
+      if (b.if_exists === "do_nothing") return existing;
       throw conflict(`Assistant "${id}" already exists`);
     });
 

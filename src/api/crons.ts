@@ -10,6 +10,7 @@ import type { Cron, Json } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
 import { notFound } from "./errors.js";
+import { AUTH_CONFIG_KEYS } from "./guard.js";
 import * as S from "./schemas.js";
 
 const SCHEDULE_FIELDS = ["schedule", "timezone", "end_time", "enabled", "on_run_completed", "assistant_id"];
@@ -22,6 +23,24 @@ function payloadOf(body: Record<string, unknown>): Json {
 }
 
 const cronOut = (c: Cron) => ({ ...c });
+
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
+
+/**
+ * A patched cron's run config: the new config if one was sent, but the auth keys (who the cron runs as) stay
+ * those recorded when it was created, whatever the patch says.
+ */
+function keepAuth(current: unknown, patch: unknown): Json {
+  const cur = isObj(current) ? current : {};
+  const next = patch === undefined ? cur : isObj(patch) ? patch : {};
+  const curConf = isObj(cur.configurable) ? cur.configurable : {};
+  const configurable: Json = { ...(isObj(next.configurable) ? next.configurable : {}) };
+  for (const k of AUTH_CONFIG_KEYS) {
+    delete configurable[k];
+    if (curConf[k] !== undefined) configurable[k] = curConf[k];
+  }
+  return { ...next, configurable };
+}
 
 export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { storage } = ctx;
@@ -54,7 +73,8 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         end_time: body.end_time ?? null,
         enabled: body.enabled,
         on_run_completed: "on_run_completed" in body ? body.on_run_completed : "keep",
-        payload: payloadOf(body),
+        // Its runs see the user who created it as langgraph_auth_user (never what the client sent).
+        payload: { ...payloadOf(body), config: ctx.guard.runConfig(req, body.config as Json | undefined) },
         metadata: body.metadata ?? {},
         next_run_date: next,
       }),
@@ -108,7 +128,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           end_time: endTime,
           enabled,
           ...(b.on_run_completed ? { on_run_completed: b.on_run_completed } : {}),
-          payload: { ...cur.payload, ...payloadOf(b) },
+          payload: { ...cur.payload, ...payloadOf(b), config: keepAuth(cur.payload.config, b.config) },
           ...(b.metadata ? { metadata: { ...cur.metadata, ...b.metadata } } : {}),
           ...(reschedule ? { next_run_date: nextRunDate(schedule, timezone, new Date(), endTime) } : {}),
         });

@@ -2,9 +2,18 @@
 // not see (404, as if it did not exist). Without custom auth every check passes.
 import type { FastifyRequest } from "fastify";
 import { filterToContainment, metadataMatches, type Authorizer, type AuthUser } from "../auth/auth.js";
-import type { Json, Storage, Thread, Assistant } from "../storage/types.js";
+import type { Json, Run, Storage, Thread, Assistant } from "../storage/types.js";
 import { notFound } from "./errors.js";
 import { findAssistant } from "../graphs/assistants.js";
+
+/** The keys of a run's `config.configurable` that say who started it: only the server writes them. */
+export const AUTH_CONFIG_KEYS = [
+  "langgraph_auth_user",
+  "langgraph_auth_user_id",
+  "langgraph_auth_permissions",
+] as const;
+
+const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -28,6 +37,47 @@ export class Guard {
   /** Metadata to record on threads the user creates: the identity as service_auth_user_id. */
   owner(req: FastifyRequest): Json {
     return this.auth.custom && req.user ? { service_auth_user_id: req.user.identity } : {};
+  }
+
+  /**
+   * A run's config with the caller as the official server passes it to the graph: `langgraph_auth_user`,
+   * `langgraph_auth_user_id` and `langgraph_auth_permissions` in `configurable`, replacing whatever the
+   * client sent under those keys (removed when there is no authenticated user).
+   */
+  runConfig(req: FastifyRequest, config: Json | null | undefined): Json {
+    const base = isObj(config) ? config : {};
+    const configurable: Json = { ...(isObj(base.configurable) ? base.configurable : {}) };
+    for (const k of AUTH_CONFIG_KEYS) delete configurable[k];
+    if (this.auth.custom && req.user) {
+      configurable.langgraph_auth_user = req.user as unknown as Json;
+      configurable.langgraph_auth_user_id = req.user.identity;
+      configurable.langgraph_auth_permissions = req.user.permissions;
+    }
+    return { ...base, configurable };
+  }
+
+  /** The thread if it exists and the user may act on it with `event`; null otherwise (never a 404). */
+  async visibleThread(
+    req: FastifyRequest,
+    threadId: string,
+    event: string,
+    value: Json = {},
+  ): Promise<Thread | null> {
+    const filter = await this.auth.authorize(req.user, event, { thread_id: threadId, ...value });
+    const t = await this.storage.threads.get(threadId);
+    return t && metadataMatches(t.metadata, filter) ? t : null;
+  }
+
+  /**
+   * True when the user may act with `event` on a run: through its thread (the handler's filter on the
+   * thread's metadata), or, for a run without a thread, when the same user started it.
+   */
+  async mayActOnRun(req: FastifyRequest, run: Run, event: string): Promise<boolean> {
+    if (!this.auth.custom || !req.user) return true;
+    if (run.thread_id) return (await this.visibleThread(req, run.thread_id, event)) !== null;
+    const config = (run.kwargs as Json).config;
+    const configurable = isObj(config) && isObj(config.configurable) ? config.configurable : {};
+    return configurable.langgraph_auth_user_id === req.user.identity;
   }
 
   /** The thread if it exists and the user may act on it with `event`; 404 otherwise. */

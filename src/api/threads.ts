@@ -2,12 +2,13 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import type { Thread } from "../storage/types.js";
+import type { Json, Thread } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
 import type { StreamEvent } from "../streams/channel.js";
 import { lastEventId, streamLog } from "./runs.js";
 import { conflict, notFound } from "./errors.js";
+import { metadataMatches } from "../auth/auth.js";
 import * as S from "./schemas.js";
 
 /** The Thread as the API returns it (values {} for a thread without state). */
@@ -27,7 +28,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       const id = b.thread_id ?? randomUUID();
       // Handlers see (and may add to) the metadata; the owner's identity is recorded under custom auth.
       const value = { thread_id: id, metadata: { ...(b.metadata ?? {}) }, if_exists: b.if_exists };
-      await guard.filter(req, "threads:create", value);
+      const createFilter = await guard.auth.authorize(req.user, "threads:create", value);
       b.metadata = { ...value.metadata, ...guard.owner(req) };
       const graphId =
         b.graph_id ?? (typeof b.metadata?.graph_id === "string" ? b.metadata.graph_id : undefined);
@@ -38,7 +39,14 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       const ttl = b.ttl ?? ctx.defaultTtl ?? null;
       const created = await storage.threads.create({ thread_id: id, metadata, ttl });
       if (!created) {
-        if (b.if_exists === "do_nothing") return threadOut((await storage.threads.get(id))!);
+        // An existing id is answered as its GET would be: another user's thread does not exist (404, with
+        // the body of a missing one), neither for do_nothing (which would return it) nor for raise (a 409
+        // would say it exists).
+        const existing = await guard.visibleThread(req, id, "threads:read");
+        if (!existing || !metadataMatches(existing.metadata, createFilter)) {
+          throw notFound(`Thread "${id}" not found`);
+        }
+        if (b.if_exists === "do_nothing") return threadOut(existing);
         throw conflict(`Thread "${id}" already exists`);
       }
       if (b.supersteps?.length) {
@@ -94,8 +102,8 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.post("/threads/prune", { schema: { tags, body: S.ThreadPrune } }, async (req) => {
       let pruned = 0;
       for (const id of req.body.thread_ids) {
-        if (!(await storage.threads.get(id)) || (await runs.isBusy(id))) continue;
-        await guard.thread(req, id, "threads:delete");
+        // Another user's thread is skipped as a missing one is: the count says nothing about it.
+        if (!(await guard.visibleThread(req, id, "threads:delete")) || (await runs.isBusy(id))) continue;
         if (req.body.strategy === "keep_latest") await storage.threads.keepLatest(id);
         else if (await storage.threads.delete(id)) ctx.broker.dropThread(id);
         pruned++;
@@ -112,8 +120,11 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     app.post("/threads/:thread_id/copy", { schema: { tags, params: S.ThreadIdParams } }, async (req) => {
       await guard.thread(req, req.params.thread_id, "threads:read");
       const newId = randomUUID();
-      await guard.filter(req, "threads:create", { thread_id: newId, metadata: {} });
-      const t = await storage.threads.copy(req.params.thread_id, newId, guard.owner(req));
+      // The copy is the caller's: what the create handler adds to metadata (an owner) goes onto it.
+      const value = { thread_id: newId, metadata: {} as Record<string, unknown> };
+      await guard.filter(req, "threads:create", value);
+      const owner = { ...(value.metadata as Json), ...guard.owner(req) };
+      const t = await storage.threads.copy(req.params.thread_id, newId, owner);
       if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
       return threadOut(t);
     });

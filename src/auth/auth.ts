@@ -133,11 +133,12 @@ export class Authorizer {
     if (!isObj(result) || typeof result.identity !== "string") {
       throw new HttpError(401, "authenticate() returned no identity");
     }
+    // Normalized as the official server does (the object graphs get as langgraph_auth_user).
     return {
-      display_name: result.identity,
-      is_authenticated: true,
-      permissions: [],
       ...result,
+      permissions: Array.isArray(result.permissions) ? result.permissions : [],
+      is_authenticated: typeof result.is_authenticated === "boolean" ? result.is_authenticated : true,
+      display_name: typeof result.display_name === "string" ? result.display_name : result.identity,
     } as unknown as AuthUser;
   }
 
