@@ -2,7 +2,9 @@
 // the workspaces an organization key reaches. Keys are looked up by their SHA-256.
 import { randomBytes } from "node:crypto";
 import type { FastifyRequest } from "fastify";
+import { safeEqual } from "../lib/safe-equal.js";
 import { forbidden, unauthorized } from "./errors.js";
+import { sha256 } from "./hash.js";
 import type { ApiKey, CpStore, Organization, Workspace } from "./types.js";
 
 /** Who a request acts as: its key, and the workspace (tenant) it works in. */
@@ -39,8 +41,9 @@ export async function authenticate(store: CpStore, req: FastifyRequest): Promise
       "Missing API key: send it in the X-Api-Key header (or as Authorization: Bearer <key>).",
     );
   }
+  // Found by its SHA-256 (the store keeps no key); the digest is then compared again in constant time.
   const key = await store.findApiKey(secret);
-  if (!key) throw unauthorized("Invalid API key.");
+  if (!key || !safeEqual(sha256(secret), key.hash)) throw unauthorized("Invalid API key.");
   const organization = await store.getOrganization(key.organization_id);
   if (!organization) throw unauthorized("Invalid API key.");
   const tenant = header(req, "x-tenant-id");

@@ -1,5 +1,5 @@
 // The deployment router: `/deployments/{deployment_id}/*` proxied to the deployment's live Agent Server, both
-// ways streamed (request bodies, SSE event by event). A target switch leaves requests in flight where they are.
+// ways streamed (request bodies, SSE event by event), but never its `/internal/*` routes (404 at the proxy).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request, type Dispatcher } from "undici";
 
@@ -38,6 +38,31 @@ function endToEnd(headers: Headers): Record<string, string | string[]> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
+
+/**
+ * True when a path (as sent, before any decoding) could reach the Agent Server's `/internal/*` routes, which only
+ * the control plane itself may call: judged after percent-decoding, dot segments and repeated slashes, any case.
+ */
+export function isInternalPath(rawPath: string): boolean {
+  let path = rawPath.split("?")[0];
+  for (let i = 0; i < 3; i++) {
+    try {
+      const decoded = decodeURIComponent(path);
+      if (decoded === path) break;
+      path = decoded;
+    } catch {
+      break;
+    }
+  }
+  path = path.replace(/\\/g, "/").replace(/\/+/g, "/");
+  const segments: string[] = [];
+  for (const seg of path.split("/")) {
+    if (seg === "..") segments.pop();
+    else if (seg !== "." && seg !== "") segments.push(seg);
+  }
+  const first = (segments[0] ?? "").split(";")[0].trim().toLowerCase();
+  return first === "internal";
+}
 
 export class DeploymentRouter {
   private targets = new Map<string, string>();
@@ -121,6 +146,8 @@ export class DeploymentRouter {
     const mount = raw.slice(0, PREFIX.length + (cut < 0 ? after.length : cut));
     let rest = cut < 0 ? "" : after.slice(cut);
     if (!rest.startsWith("/")) rest = `/${rest}`;
+    // The revision's control routes (e.g. /internal/recover) are not part of the deployment's public API.
+    if (isInternalPath(rest)) return reply.code(404).send({ detail: "Not Found" });
 
     const method = req.method as Dispatcher.HttpMethod;
     const headers = endToEnd(req.headers as Headers);
