@@ -3,6 +3,7 @@
 // deploy after a change → the same deployment, a new revision, the new behaviour; list, logs, revisions,
 // --name/--deployment-type, the key from .env, delete, and each error with its sentence and exit code.
 import { spawn } from "node:child_process";
+import { runCli, type CliRun } from "../helpers/cli.ts";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
@@ -37,27 +38,13 @@ afterAll(async () => {
   if (cp) cleanupDir(cp.dataDir);
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Runs `hangar deploy <args>` in `cwd` with only the given HANGAR_* settings. */
-function deploy(args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<Run> {
-  const env = { ...process.env };
-  for (const k of Object.keys(env)) if (k.startsWith("HANGAR_") || k === "DATABASE_URL") delete env[k];
-  const proc = spawn(process.execPath, [BIN, "deploy", ...args], {
+const deploy = (args: string[], opts: { cwd?: string; env?: Record<string, string> } = {}): Promise<CliRun> =>
+  runCli([BIN, "deploy", ...args], {
     cwd: opts.cwd ?? project,
-    env: { ...env, ...opts.env },
-    stdio: ["ignore", "pipe", "pipe"],
+    env: opts.env,
+    scrub: /^HANGAR_|^DATABASE_URL$/,
   });
-  let stdout = "";
-  let stderr = "";
-  proc.stdout.on("data", (d) => (stdout += d));
-  proc.stderr.on("data", (d) => (stderr += d));
-  return new Promise((res) => proc.once("exit", (code) => res({ code, stdout, stderr })));
-}
 
 /** The usual settings: the control plane's URL and the key in the environment. */
 const withKey = () => ({ HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: KEY });

@@ -2,7 +2,7 @@
 // @langchain/langgraph-cli (create, upload URL, PUT, PATCH, poll; then list, revisions list, logs, delete) runs
 // unchanged against a real `hangar control-plane`, on a project whose langgraph.json says `"env": ".env"` (the
 // file stays on the machine, its secret reaches the graph); then the same flow with `hangar deploy`.
-import { spawn } from "node:child_process";
+import { runCli, type CliRun } from "../helpers/cli.ts";
 import { randomUUID } from "node:crypto";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -44,30 +44,12 @@ afterAll(async () => {
   if (cp) cleanupDir(cp.dataDir);
 });
 
-interface Run {
-  code: number | null;
-  stdout: string;
-  stderr: string;
-}
-
 /** Settings of either CLI that must come from the test only. */
 const CLI_ENV = /^(HANGAR_|LANGSMITH_|LANGCHAIN_|LANGGRAPH_)|^DATABASE_URL$/;
 
-function run(args: string[], cwd: string, env: Record<string, string>): Promise<Run> {
-  const base: NodeJS.ProcessEnv = { ...process.env };
-  for (const k of Object.keys(base)) if (CLI_ENV.test(k)) delete base[k];
-  const proc = spawn(process.execPath, args, {
-    cwd,
-    // No analytics call (no network in tests), no colours.
-    env: { ...base, LANGGRAPH_CLI_NO_ANALYTICS: "1", NO_COLOR: "1", ...env },
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  let stdout = "";
-  let stderr = "";
-  proc.stdout.on("data", (d) => (stdout += d));
-  proc.stderr.on("data", (d) => (stderr += d));
-  return new Promise((res) => proc.once("exit", (code) => res({ code, stdout, stderr })));
-}
+/** No analytics call (no network in tests), no colours. */
+const run = (args: string[], cwd: string, env: Record<string, string>): Promise<CliRun> =>
+  runCli(args, { cwd, scrub: CLI_ENV, env: { LANGGRAPH_CLI_NO_ANALYTICS: "1", NO_COLOR: "1", ...env } });
 
 /** `langgraphjs deploy <args> --host-url <control plane>` of the official CLI, the key in LANGSMITH_API_KEY. */
 const official = (args: string[], cwd: string, env: Record<string, string> = { LANGSMITH_API_KEY: KEY }) =>
