@@ -8,6 +8,7 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthUser } from "../auth/auth.js";
+import { safeEqual } from "../lib/safe-equal.js";
 import type { UserApp } from "./http-config.js";
 
 /** The Fastify request a user app call serves, in the environment given to the app. */
@@ -144,7 +145,7 @@ export class UserAppMount {
     if (typeof mark !== "string") return;
     delete req.headers[FORWARD_HEADER];
     const [secret, id] = mark.split(":");
-    if (secret !== this.secret || !this.pending.has(id)) return;
+    if (!safeEqual(secret, this.secret) || !this.pending.has(id)) return;
     req.user = this.pending.get(id) ?? null;
     this.pending.delete(id);
     this.forwarded.add(req);

@@ -6,6 +6,7 @@ import { pathToFileURL } from "node:url";
 import type { FastifyRequest } from "fastify";
 import { HttpError } from "../api/errors.js";
 import { parseGraphSpec } from "../config/config.js";
+import { safeIncludes } from "../lib/safe-equal.js";
 import type { Json } from "../storage/types.js";
 
 export interface AuthUser {
@@ -108,7 +109,7 @@ export class Authorizer {
   /** Authenticates a request; throws 401/403 (or the handler's HTTPException status). */
   async authenticate(req: FastifyRequest): Promise<AuthUser | null> {
     if (!this.auth) {
-      if (this.apiKeys && !this.apiKeys.has(String(req.headers["x-api-key"] ?? ""))) {
+      if (this.apiKeys && !safeIncludes(String(req.headers["x-api-key"] ?? ""), this.apiKeys)) {
         throw new HttpError(401, "Missing or invalid x-api-key header");
       }
       return null;

@@ -1,6 +1,6 @@
 // Security (issue 12, item 7): a revision's `/internal/*` routes (the control plane's own calls, such as
 // /internal/recover) cannot be reached through the deployment's public URL, in any spelling of the path; the
-// internal token is checked as a whole (compared in constant time; no timing is asserted here).
+// internal token and HANGAR_API_KEYS are checked as a whole (compared in constant time; no timing is asserted).
 import { cpSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
@@ -27,7 +27,7 @@ beforeAll(async () => {
       // Local project paths are allowed only under the roots the operator lists.
       env: { HANGAR_CP_BOOTSTRAP_API_KEY: KEY, HANGAR_CP_SOURCE_ROOTS: project },
     }),
-    startHangar({ env: { HANGAR_INTERNAL_TOKEN: TOKEN } }),
+    startHangar({ env: { HANGAR_INTERNAL_TOKEN: TOKEN, HANGAR_API_KEYS: `${KEY}-a,${KEY}-b` } }),
   ]);
   api = cpClient(cp.url, { "x-api-key": KEY });
 });
@@ -108,7 +108,7 @@ describe("internal routes", () => {
       "/internal%2Frecover",
       "/%2569nternal/recover",
     ]) {
-      for (const headers of [{}, { "x-hangar-internal-token": "guess" }]) {
+      for (const headers of [{}, { "x-hangar-internal-token": "guess" }] as Record<string, string>[]) {
         const res = await raw(url, path, "POST", headers);
         expect(res.status, `${path} ${JSON.stringify(headers)}: ${res.body}`).toBe(404);
         expect(res.body).not.toMatch(/token/i);
@@ -140,5 +140,20 @@ describe("internal routes", () => {
     const ok = await raw(agent.url, "/internal/recover", "POST", { "x-hangar-internal-token": TOKEN });
     expect(ok.status).toBe(200);
     expect(JSON.parse(ok.body)).toEqual({ recovered: expect.any(Number) });
+  });
+
+  // Attack: guessing an API key of HANGAR_API_KEYS by its prefix or by a longer string.
+  it("HANGAR_API_KEYS: only a whole key passes", async () => {
+    const search = (key?: string) =>
+      fetch(`${agent.url}/assistants/search`, {
+        method: "POST",
+        headers: { "content-type": "application/json", ...(key === undefined ? {} : { "x-api-key": key }) },
+        body: "{}",
+      }).then((r) => r.status);
+    for (const key of [undefined, "", KEY, `${KEY}-`, `${KEY}-a,${KEY}-b`, `${KEY}-bb`]) {
+      expect(await search(key), String(key)).toBe(401);
+    }
+    expect(await search(`${KEY}-a`)).toBe(200);
+    expect(await search(`${KEY}-b`)).toBe(200);
   });
 });
