@@ -14,6 +14,8 @@ export const AssistantIdParams = z.object({ assistant_id: z.string().min(1) });
 export const RunIdParams = z.object({ thread_id: Uuid, run_id: Uuid });
 
 const SortOrder = z.enum(["asc", "desc"]);
+// A name searched for as a substring: bounded so the pattern stays within SQLite's LIKE limit (50,000 bytes).
+const NameFilter = z.string().max(10_000);
 const Limit = (def: number) => z.number().int().min(1).max(1000).default(def);
 const Offset = z.number().int().min(0).default(0);
 
@@ -39,7 +41,7 @@ export const AssistantPatch = z.object({
 export const AssistantSearch = z.object({
   metadata: Obj.optional(),
   graph_id: z.string().optional(),
-  name: z.string().optional(),
+  name: NameFilter.optional(),
   limit: Limit(10),
   offset: Offset,
   sort_by: z.enum(["assistant_id", "graph_id", "name", "created_at", "updated_at"]).optional(),
@@ -49,7 +51,7 @@ export const AssistantSearch = z.object({
 export const AssistantCount = z.object({
   metadata: Obj.optional(),
   graph_id: z.string().optional(),
-  name: z.string().optional(),
+  name: NameFilter.optional(),
 });
 export const AssistantVersions = z.object({ metadata: Obj.optional(), limit: Limit(10), offset: Offset });
 export const AssistantLatest = z.object({ version: z.number().int().min(1) });

@@ -147,6 +147,15 @@ export const HOSTILE_VALUES: unknown[] = [
   new RawValue(deepJson(101)),
 ];
 
+/** The hostile values every body field gets (beside some picked from HOSTILE_VALUES). */
+export const CORE_VALUES: unknown[] = [
+  "a\u0000b",
+  "x\ud800",
+  "x".repeat(100_000),
+  new RawValue(deepJson(10_000)),
+  1e308,
+];
+
 /** Hostile raw bodies: malformed JSON, wrong top-level types, NUL escapes, invalid UTF-8. */
 export const MALFORMED_BODIES: (string | Buffer)[] = [
   "{",

@@ -123,6 +123,17 @@ describe("lone surrogates", () => {
   });
 });
 
+describe("long search strings", () => {
+  // Attack: a 100,000-character assistant name filter (SQLite "LIKE or GLOB pattern too complex", was 500).
+  it("are a 422 naming the field", async () => {
+    for (const path of ["/assistants/search", "/assistants/count"]) {
+      expect422(await post(path, JSON.stringify({ name: "x".repeat(100_000) })), "name");
+    }
+    const ok = await post("/assistants/search", JSON.stringify({ name: "%_\\".repeat(2_500) }));
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
+  });
+});
+
 describe("after_seconds", () => {
   // Attack: after_seconds 1e308 (PostgreSQL interval overflow, was 500) and beyond ~24.8 days (the timer
   // overflowed and the run started at once): a 422 naming the bound; the bound itself is honoured (pending).

@@ -10,6 +10,7 @@ import { cleanupDir, ROOT, useHangar } from "../helpers/server.ts";
 import { cpClient, startCp, type CpProcess } from "../helpers/control-plane.ts";
 import {
   answerProblem,
+  CORE_VALUES,
   HOSTILE_HEADERS,
   HOSTILE_SEGMENTS,
   HOSTILE_VALUES,
@@ -27,8 +28,11 @@ const SEED = 0x5eed12;
 const FIXTURES = join(ROOT, "test/fixtures/openapi");
 const doc = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), "utf8"));
 
-/** How many hostile requests of each kind an operation gets (the run is bounded by these and the op count). */
-const PER_OP = { malformed: 3, topLevel: 2, perField: 2, fieldsMax: 12, perQuery: 2, perPath: 2, headers: 2 };
+/**
+ * How many hostile requests of each kind an operation gets (the run is bounded by these and the op count); each
+ * body field gets CORE_VALUES and `perField` more. Raise them (and change SEED) to explore further.
+ */
+const PER_OP = { malformed: 6, topLevel: 4, perField: 3, fieldsMax: 60, perQuery: 6, perPath: 6, headers: 4 };
 
 interface Target {
   url: string;
@@ -64,7 +68,7 @@ function requestsFor(op: Operation, t: Target, rand: () => number): { label: str
   if (op.bodyFields && base !== undefined) {
     const fields = pick(rand, op.bodyFields, PER_OP.fieldsMax);
     for (const field of fields) {
-      for (const v of pick(rand, HOSTILE_VALUES, PER_OP.perField)) {
+      for (const v of [...CORE_VALUES, ...pick(rand, HOSTILE_VALUES, PER_OP.perField)]) {
         const item = { ...((op.bodyIsArray ? (base as unknown[])[0] : base) as object), [field]: v };
         add(`body.${field}`, { body: toJsonText(op.bodyIsArray ? [item] : item) });
       }
