@@ -43,29 +43,20 @@ export function logRoutes(ctx: CpContext): FastifyPluginAsyncZod {
       return { logs: lines.map(lineOut), offset: b.offset + lines.length };
     };
 
-    app.post(
-      "/v1/projects/:deployment_id/revisions/:revision_id/build_logs",
-      { schema: { tags, params: S.RevisionIdParams, body: S.LogsBody } },
-      async (req) => {
-        const d = await store.getDeployment(tenantOf(req), req.params.deployment_id);
-        if (!d) throw deploymentNotFound(req.params.deployment_id);
-        const r = await store.getRevision(d.id, req.params.revision_id);
-        if (!r) throw revisionNotFound(req.params.revision_id);
-        return read(req, d.id, "build", r.id);
-      },
-    );
-
-    app.post(
-      "/v1/projects/:deployment_id/revisions/:revision_id/deploy_logs",
-      { schema: { tags, params: S.RevisionIdParams, body: S.LogsBody } },
-      async (req) => {
-        const d = await store.getDeployment(tenantOf(req), req.params.deployment_id);
-        if (!d) throw deploymentNotFound(req.params.deployment_id);
-        const r = await store.getRevision(d.id, req.params.revision_id);
-        if (!r) throw revisionNotFound(req.params.revision_id);
-        return read(req, d.id, "deploy", r.id);
-      },
-    );
+    // One revision's build or deploy logs.
+    for (const kind of ["build", "deploy"] as const) {
+      app.post(
+        `/v1/projects/:deployment_id/revisions/:revision_id/${kind}_logs`,
+        { schema: { tags, params: S.RevisionIdParams, body: S.LogsBody } },
+        async (req) => {
+          const d = await store.getDeployment(tenantOf(req), req.params.deployment_id);
+          if (!d) throw deploymentNotFound(req.params.deployment_id);
+          const r = await store.getRevision(d.id, req.params.revision_id);
+          if (!r) throw revisionNotFound(req.params.revision_id);
+          return read(req, d.id, kind, r.id);
+        },
+      );
+    }
 
     app.post(
       "/v1/projects/:deployment_id/deploy_logs",
