@@ -9,6 +9,16 @@ export const Uuid = z.string().regex(/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a
   error: "must be a UUID",
 });
 
+// A RunnableConfig: the keys the official API types are checked (a wrong type was a 500 when merged into a
+// run's config); any other key is kept as sent.
+export const RunnableConfig = z
+  .object({
+    tags: z.array(z.string()).nullable().optional(),
+    recursion_limit: z.number().int().nullable().optional(),
+    configurable: Obj.nullable().optional(),
+  })
+  .passthrough();
+
 export const ThreadIdParams = z.object({ thread_id: Uuid });
 export const AssistantIdParams = z.object({ assistant_id: z.string().min(1) });
 export const RunIdParams = z.object({ thread_id: Uuid, run_id: Uuid });
@@ -23,7 +33,7 @@ const Offset = z.number().int().min(0).default(0);
 export const AssistantCreate = z.object({
   assistant_id: Uuid.optional(),
   graph_id: z.string().min(1),
-  config: Obj.optional(),
+  config: RunnableConfig.optional(),
   context: Obj.optional(),
   metadata: Obj.optional(),
   if_exists: z.enum(["raise", "do_nothing"]).default("raise"),
@@ -32,7 +42,7 @@ export const AssistantCreate = z.object({
 });
 export const AssistantPatch = z.object({
   graph_id: z.string().min(1).optional(),
-  config: Obj.optional(),
+  config: RunnableConfig.optional(),
   context: Obj.optional(),
   metadata: Obj.optional(),
   name: z.string().optional(),
@@ -81,9 +91,15 @@ export const Superstep = z.object({
     }),
   ),
 });
+// A TTL in minutes whose expiry is a date (JavaScript and PostgreSQL): at most 100 years.
+const MAX_TTL_MINUTES = 100 * 365 * 24 * 60;
+const TtlMinutes = z
+  .number()
+  .positive()
+  .max(MAX_TTL_MINUTES, { error: `must be at most ${MAX_TTL_MINUTES} minutes (100 years)` });
 export const Ttl = z.object({
   strategy: z.enum(["delete", "keep_latest"]).default("delete"),
-  ttl: z.number().positive(),
+  ttl: TtlMinutes,
 });
 export const ThreadPrune = z.object({
   thread_ids: z.array(Uuid).min(1).max(1000),
@@ -174,7 +190,7 @@ const RunBase = {
   input: z.unknown().optional(),
   command: Command.nullable().optional(),
   metadata: Obj.nullable().optional(),
-  config: Obj.nullable().optional(),
+  config: RunnableConfig.nullable().optional(),
   context: Obj.nullable().optional(),
   webhook: z.string().nullable().optional(),
   interrupt_before: Interrupts.nullable().optional(),
@@ -254,7 +270,7 @@ export const StorePut = z.object({
     .union([z.literal(false), z.array(z.string())])
     .nullable()
     .optional(),
-  ttl: z.number().positive().nullable().optional(),
+  ttl: TtlMinutes.nullable().optional(),
 });
 export const StoreDelete = z.object({ namespace: z.array(Label).default([]), key: z.string().min(1) });
 export const StoreGetQuery = z.object({
@@ -286,7 +302,7 @@ const CronRun = {
   assistant_id: z.string().min(1),
   input: z.unknown().optional(),
   metadata: Obj.optional(),
-  config: Obj.optional(),
+  config: RunnableConfig.optional(),
   context: Obj.optional(),
   webhook: z.string().nullable().optional(),
   interrupt_before: Interrupts.nullable().optional(),

@@ -31,6 +31,15 @@ export interface Operation {
   /** Top-level fields of its JSON body (of the items, for a body that is an array); undefined: no body. */
   bodyFields?: string[];
   bodyIsArray?: boolean;
+  /** Fields of object-valued body fields (or of their list items): `ttl.ttl`, `secrets[].value`. */
+  subFields?: SubField[];
+}
+
+export interface SubField {
+  field: string;
+  sub: string;
+  /** The field is a list of such objects. */
+  list: boolean;
 }
 
 type Doc = {
@@ -55,6 +64,42 @@ function fieldsOf(doc: Doc, schema: any, seen = 0): string[] {
   return [...out];
 }
 
+/** The object schemas a property may hold (through anyOf/oneOf), with whether it holds a list of them. */
+function objectShapes(doc: Doc, schema: any): { fields: string[]; list: boolean }[] {
+  const s = resolve(doc, schema);
+  if (!s) return [];
+  const out: { fields: string[]; list: boolean }[] = [];
+  for (const branch of [s, ...(s.anyOf ?? []), ...(s.oneOf ?? []), ...(s.allOf ?? [])].map((b) =>
+    resolve(doc, b),
+  )) {
+    if (!branch) continue;
+    if (branch.properties) out.push({ fields: Object.keys(branch.properties), list: false });
+    if (branch.type === "array" && branch.items) {
+      const fields = fieldsOf(doc, branch.items);
+      if (fields.length) out.push({ fields, list: true });
+    }
+  }
+  return out;
+}
+
+/** Sub-fields of an object schema's properties. */
+function subFieldsOf(doc: Doc, schema: any): SubField[] {
+  const s = resolve(doc, schema);
+  const out: SubField[] = [];
+  const props: Record<string, any> = {};
+  for (const b of [s, ...(s?.allOf ?? []), ...(s?.anyOf ?? []), ...(s?.oneOf ?? [])].map((x) =>
+    resolve(doc, x),
+  )) {
+    Object.assign(props, b?.properties ?? {});
+  }
+  for (const [field, prop] of Object.entries(props)) {
+    for (const shape of objectShapes(doc, prop)) {
+      for (const sub of shape.fields) out.push({ field, sub, list: shape.list });
+    }
+  }
+  return out;
+}
+
 /** Every operation of the documents (merged by method and path), but the excluded paths. */
 export function operationsOf(docs: Doc[], excluded: RegExp[] = []): Operation[] {
   const ops = new Map<string, Operation>();
@@ -73,7 +118,9 @@ export function operationsOf(docs: Doc[], excluded: RegExp[] = []): Operation[] 
         const schema = resolve(doc, op.requestBody?.content?.["application/json"]?.schema);
         const isArray = schema?.type === "array";
         const fields = schema ? fieldsOf(doc, isArray ? schema.items : schema) : undefined;
+        const subFields = schema ? subFieldsOf(doc, isArray ? schema.items : schema) : [];
         const prev = ops.get(key);
+        const seen = new Set((prev?.subFields ?? []).map((f) => `${f.field}.${f.sub}`));
         ops.set(key, {
           method: method.toUpperCase(),
           path,
@@ -83,6 +130,10 @@ export function operationsOf(docs: Doc[], excluded: RegExp[] = []): Operation[] 
               ? [...new Set([...(prev?.bodyFields ?? []), ...(fields ?? [])])]
               : undefined,
           bodyIsArray: prev?.bodyIsArray || isArray,
+          subFields: [
+            ...(prev?.subFields ?? []),
+            ...subFields.filter((f) => !seen.has(`${f.field}.${f.sub}`)),
+          ],
         });
       }
     }

@@ -134,6 +134,50 @@ describe("long search strings", () => {
   });
 });
 
+describe("wrongly typed config and far TTLs", () => {
+  // Attack: config.tags that is not a list (spread into the run's config, was 500) on runs, assistants, crons.
+  it("config.tags or config.recursion_limit of the wrong type is a 422 naming it", async () => {
+    const { client } = hangar;
+    const thread = await client.threads.create();
+    for (const tags of [5, { a: 1 }, "tag"]) {
+      const run = JSON.stringify({ assistant_id: "chat", input: INPUT, config: { tags } });
+      expect422(await post(`/threads/${thread.thread_id}/runs`, run), "config.tags");
+      expect422(await post("/runs/wait", run), "config.tags");
+      expect422(
+        await post("/assistants", JSON.stringify({ graph_id: "chat", config: { tags } })),
+        "config.tags",
+      );
+      const cron = JSON.stringify({ assistant_id: "chat", schedule: "0 9 * * *", config: { tags } });
+      expect422(await post("/runs/crons", cron), "config.tags");
+    }
+    const limit = JSON.stringify({ assistant_id: "chat", input: INPUT, config: { recursion_limit: "x" } });
+    expect422(await post("/runs/wait", limit), "config.recursion_limit");
+    expect(await client.runs.list(thread.thread_id)).toEqual([]);
+    // Well-typed config (and keys the API does not type) still work.
+    const ok = await client.runs.wait(thread.thread_id, "chat", {
+      input: INPUT,
+      config: { tags: ["t"], recursion_limit: 10, configurable: { x: 1 }, other: true } as any,
+    });
+    expect(ok).toBeTruthy();
+  });
+
+  // Attack: a thread or store item TTL so far away its expiry is no date (RangeError, was 500).
+  it("a TTL beyond 100 years is a 422 naming it", async () => {
+    const { client } = hangar;
+    const thread = await client.threads.create();
+    for (const ttl of [1e15, 1e308]) {
+      expect422(await post("/threads", JSON.stringify({ ttl: { ttl } })), "ttl.ttl", "at most");
+      expect422(
+        await post(`/threads/${thread.thread_id}`, JSON.stringify({ ttl: { ttl } }), "PATCH"),
+        "ttl.ttl",
+      );
+      const put = JSON.stringify({ namespace: ["ttl"], key: "k", value: { v: 1 }, ttl });
+      expect422(await post("/store/items", put, "PUT"), "ttl", "at most");
+    }
+    expect(await client.store.getItem(["ttl"], "k")).toBeNull();
+  });
+});
+
 describe("after_seconds", () => {
   // Attack: after_seconds 1e308 (PostgreSQL interval overflow, was 500) and beyond ~24.8 days (the timer
   // overflowed and the run started at once): a 422 naming the bound; the bound itself is honoured (pending).

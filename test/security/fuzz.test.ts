@@ -32,7 +32,16 @@ const doc = (name: string) => JSON.parse(readFileSync(join(FIXTURES, name), "utf
  * How many hostile requests of each kind an operation gets (the run is bounded by these and the op count); each
  * body field gets CORE_VALUES and `perField` more. Raise them (and change SEED) to explore further.
  */
-const PER_OP = { malformed: 6, topLevel: 4, perField: 3, fieldsMax: 60, perQuery: 6, perPath: 6, headers: 4 };
+const PER_OP = {
+  malformed: 6,
+  topLevel: 4,
+  perField: 3,
+  fieldsMax: 60,
+  subFieldsMax: 60,
+  perQuery: 6,
+  perPath: 6,
+  headers: 4,
+};
 
 interface Target {
   url: string;
@@ -71,6 +80,17 @@ function requestsFor(op: Operation, t: Target, rand: () => number): { label: str
       for (const v of [...CORE_VALUES, ...pick(rand, HOSTILE_VALUES, PER_OP.perField)]) {
         const item = { ...((op.bodyIsArray ? (base as unknown[])[0] : base) as object), [field]: v };
         add(`body.${field}`, { body: toJsonText(op.bodyIsArray ? [item] : item) });
+      }
+    }
+    // One level down: a hostile value in a field of an object (or of a list's item), the rest of the body valid.
+    for (const { field, sub, list } of pick(rand, op.subFields ?? [], PER_OP.subFieldsMax)) {
+      for (const v of [...CORE_VALUES, ...pick(rand, HOSTILE_VALUES, PER_OP.perField)]) {
+        const inner = { [sub]: v };
+        const item = {
+          ...((op.bodyIsArray ? (base as unknown[])[0] : base) as object),
+          [field]: list ? [inner] : inner,
+        };
+        add(`body.${field}${list ? "[]" : ""}.${sub}`, { body: toJsonText(op.bodyIsArray ? [item] : item) });
       }
     }
     const badKey = pick(rand, ["\u0000", "a\ud800", "\udc00"], 1)[0];
