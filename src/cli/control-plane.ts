@@ -5,6 +5,10 @@
 import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
+import { principal } from "../control-plane/auth.js";
+import { CpHttpError } from "../control-plane/errors.js";
+import { SandboxConfigError, sandboxFor, type Sandbox } from "../control-plane/sandbox.js";
+import { tenantGate } from "../control-plane/sandbox-gate.js";
 import {
   ControlPlaneConfigError,
   startControlPlane,
@@ -67,7 +71,8 @@ const oneLine = (e: unknown) =>
   e instanceof ControlPlaneConfigError ||
   e instanceof AdminError ||
   e instanceof PostgresConnectError ||
-  e instanceof MigrationError;
+  e instanceof MigrationError ||
+  e instanceof SandboxConfigError;
 
 function parsePort(raw: string): number | undefined {
   const n = Number(raw);
@@ -77,18 +82,35 @@ function parsePort(raw: string): number | undefined {
 /**
  * The deployment router (each deployment's URL, registered before the server listens) and the local
  * reconciler (builds revisions and runs their Agent Servers on this machine, started once it listens).
- * Prod deployments run on the control plane's own DATABASE_URL/REDIS_URL when both are set.
+ * Prod deployments run on the control plane's own DATABASE_URL/REDIS_URL when both are set. Builds and
+ * deployments run sandboxed where the host can; where it cannot, only one organization may deploy (a create
+ * by another is refused).
  */
-function localRuntime(): Pick<ControlPlaneOptions, "reconciler" | "extraRoutes"> {
+function localRuntime(
+  onSandbox: (s: Sandbox) => void,
+): Pick<ControlPlaneOptions, "reconciler" | "extraRoutes"> {
   let router: DeploymentRouter | undefined;
+  let sandbox: Sandbox | undefined;
   return {
-    extraRoutes: (app) => {
+    extraRoutes: (app, ctx) => {
       router = registerDeploymentRoutes(app);
+      const s = (sandbox = sandboxFor(ctx.dataDir));
+      onSandbox(s);
+      if (s.enabled) return;
+      const gate = tenantGate(ctx.store, s);
+      app.addHook("preHandler", async (req) => {
+        if (req.method !== "POST" || req.routeOptions.url !== "/v2/deployments") return;
+        const body = req.body as { source_config?: { listener_id?: string | null } } | undefined;
+        if (body?.source_config?.listener_id) return; // runs on a listener's machine, not here
+        const refused = await gate.refusal(principal(req).organization.id);
+        if (refused) throw new CpHttpError(403, refused);
+      });
     },
     reconciler: (ctx) =>
       startLocalReconciler({
         ...ctx,
         router,
+        sandbox,
         databaseUrl: process.env.DATABASE_URL || undefined,
         redisUrl: process.env.REDIS_URL || undefined,
       }),
@@ -105,6 +127,7 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
   const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   try {
     const database = cpDatabase();
+    let sandbox: Sandbox | undefined;
     const cp = await startControlPlane({
       dataDir,
       database,
@@ -112,12 +135,13 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
       port,
       publicUrl: opts.publicUrl ?? (process.env.HANGAR_CP_PUBLIC_URL || undefined),
       log: (msg) => console.log(msg),
-      ...(opts.reconcile ? localRuntime() : {}),
+      ...(opts.reconcile ? localRuntime((s) => (sandbox = s)) : {}),
     });
     console.log(`Hangar control plane listening on ${cp.url}`);
     console.log(`  data:   ${dataDir}`);
     console.log(`  store:  ${database ? describeDatabase(database) : join(dataDir, "control-plane.db")}`);
     console.log(`  docs:   ${cp.url}/docs`);
+    if (sandbox) console.log(`  sandbox: ${sandbox.describe()}`);
     let stopping = false;
     const stop = async () => {
       if (stopping) process.exit(130);

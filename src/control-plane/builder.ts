@@ -5,6 +5,7 @@ import { cp, mkdir, rm, symlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
 import * as tar from "tar";
 import { childEnv, HANGAR_BIN, HANGAR_ROOT, runCommand, type CommandResult } from "./proc.js";
+import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import type { Deployment, LogLevel, Revision } from "./types.js";
 
 /** A build that failed; the message is the reason, one line (details are in the build log). */
@@ -16,6 +17,8 @@ export interface BuildInput {
   dataDir: string;
   log: (level: LogLevel, message: string) => void;
   signal: AbortSignal;
+  /** How build commands and `hangar check` run; default: the data dir's sandbox (HANGAR_CP_SANDBOX*). */
+  sandbox?: Sandbox;
 }
 
 export interface BuildOutput {
@@ -28,6 +31,9 @@ export interface BuildOutput {
 const MINUTE = 60_000;
 export const INSTALL_TIMEOUT_MS = 15 * MINUTE;
 export const STEP_TIMEOUT_MS = 5 * MINUTE;
+
+/** HOME of the build's commands (npm's cache), inside the build folder; removed once the build succeeded. */
+const HOME = "home";
 
 /** Written once a build succeeded, so a restarted control plane can start the revision without rebuilding. */
 const MARKER = "build.json";
@@ -87,17 +93,41 @@ export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
     const configDir = dirname(configPath);
     placeholderEnvFile(configPath, root, log);
     const secrets = Object.fromEntries((deployment.secrets ?? []).map((s) => [s.name, s.value]));
-    const env = childEnv(secrets);
+    // Every command below runs sandboxed (where the host can): as the deployment's own uid, seeing its build
+    // folder (writable, HOME inside it) and the system, not the control plane's data or other builds.
+    const sandbox = input.sandbox ?? sandboxFor(dataDir);
+    const uid = sandbox.uidFor(deployment.id);
+    const home = join(dir, HOME);
+    await mkdir(home, { recursive: true });
+    if (sandbox.enabled) await chownTree(dir, uid);
+    const env = childEnv(secrets, home);
+    let n = 0;
+    const run = async (cmd: string, args: string[], cwd: string, timeoutMs: number) => {
+      const cage = sandbox.wrap({
+        name: `build-${revision.id}-${++n}`,
+        uid,
+        cwd,
+        writable: [dir],
+        cmd,
+        args,
+        env,
+      });
+      try {
+        return await runCommand(cage.cmd, cage.args, {
+          cwd: cage.cwd,
+          env: cage.env,
+          timeoutMs,
+          signal,
+          onLine: (line) => log("INFO", line),
+        });
+      } finally {
+        cage.done();
+      }
+    };
     const step = async (what: string, cmd: string, args: string[], cwd: string, timeoutMs: number) => {
       aborted();
       log("INFO", `$ ${[cmd, ...args].join(" ")}`);
-      const r = await runCommand(cmd, args, {
-        cwd,
-        env,
-        timeoutMs,
-        signal,
-        onLine: (line) => log("INFO", line),
-      });
+      const r = await run(cmd, args, cwd, timeoutMs);
       if (r.code !== 0) throw new BuildError(commandFailure(what, r, timeoutMs));
       return r;
     };
@@ -131,14 +161,14 @@ export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
     // Check: every graph imports.
     aborted();
     log("INFO", `$ hangar check --config ${relative(root, configPath)}`);
-    const check = await runCommand(process.execPath, [HANGAR_BIN, "check", "--config", configPath], {
-      cwd: configDir,
-      env,
-      timeoutMs: STEP_TIMEOUT_MS,
-      signal,
-      onLine: (line) => log("INFO", line),
-    });
+    const check = await run(
+      process.execPath,
+      [HANGAR_BIN, "check", "--config", configPath],
+      configDir,
+      STEP_TIMEOUT_MS,
+    );
     if (check.code !== 0) throw new BuildError(checkFailure(check));
+    await rm(home, { recursive: true, force: true });
 
     writeFileSync(join(dir, MARKER), JSON.stringify({ configPath, built_at: new Date().toISOString() }));
     log("INFO", `Build finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);

@@ -1,7 +1,8 @@
-// Child processes of the control plane: where Hangar is installed, the environment children inherit (without
-// the control plane's own settings), and build commands run with their output logged line by line.
+// Child processes of the control plane: where Hangar is installed, the allow-listed environment children get,
+// and build commands run with their output logged line by line.
 import { spawn, type ChildProcess } from "node:child_process";
-import { dirname, join, resolve } from "node:path";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
@@ -10,24 +11,46 @@ import { fileURLToPath } from "node:url";
 export const HANGAR_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const HANGAR_BIN = join(HANGAR_ROOT, "bin/hangar.js");
 
-/** Settings of the control plane (or of an Agent Server it would otherwise pass on) that children must not see. */
-const NOT_INHERITED = [
-  "DATABASE_URL",
-  "REDIS_URL",
-  "HANGAR_DATABASE_SCHEMA",
-  "HANGAR_REDIS_PREFIX",
-  "HANGAR_INTERNAL_TOKEN",
-  "HANGAR_RECOVER_ON_START",
-  "HANGAR_API_KEYS",
-  "PORT",
+/** Variables of the control plane's environment children get: operator settings, no secrets. */
+const PASSED_ENV = [
+  "LANG",
+  "LC_ALL",
+  "TZ",
+  "NODE_EXTRA_CA_CERTS",
+  "SSL_CERT_FILE",
+  "SSL_CERT_DIR",
+  "HTTP_PROXY",
+  "HTTPS_PROXY",
+  "NO_PROXY",
+  "http_proxy",
+  "https_proxy",
+  "no_proxy",
 ];
 
-/** The control plane's environment minus its own settings, plus `extra` (which wins). */
-export function childEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
-  const env: NodeJS.ProcessEnv = {};
-  for (const [k, v] of Object.entries(process.env)) {
-    if (v === undefined || NOT_INHERITED.includes(k) || k.startsWith("HANGAR_CP_")) continue;
-    env[k] = v;
+/** The PATH children get: this Node's folder first, then the system's. */
+export const CHILD_PATH = [
+  ...new Set([
+    dirname(process.execPath),
+    "/usr/local/sbin",
+    "/usr/local/bin",
+    "/usr/sbin",
+    "/usr/bin",
+    "/sbin",
+    "/bin",
+  ]),
+].join(delimiter);
+
+/**
+ * The environment of a build command or Agent Server: an allow-list (PATH, HOME, locale, CA and proxy
+ * settings, and the names the operator lists in HANGAR_CP_SANDBOX_ENV), then `extra` (the deployment's secrets
+ * and settings), which wins. Nothing else of the control plane's environment reaches a child.
+ */
+export function childEnv(extra: Record<string, string> = {}, home = tmpdir()): Record<string, string> {
+  const env: Record<string, string> = { PATH: CHILD_PATH, HOME: home };
+  const operator = (process.env.HANGAR_CP_SANDBOX_ENV ?? "").split(",").map((s) => s.trim());
+  for (const name of [...PASSED_ENV, ...operator]) {
+    const v = name && !name.startsWith("HANGAR_") ? process.env[name] : undefined;
+    if (v !== undefined) env[name] = v;
   }
   return { ...env, ...extra };
 }

@@ -9,11 +9,13 @@ import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { buildDirOf, buildRevision, existingBuild } from "./builder.js";
+import { BuildError, buildDirOf, buildRevision, existingBuild } from "./builder.js";
 import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
 import { LogSink } from "./log-sink.js";
 import { Reconciler, StartError, storeSource, type Runtime, type RuntimeInstance } from "./reconcile.js";
 import { DeploymentRouter } from "./router.js";
+import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
+import { tenantGate, type TenantGate } from "./sandbox-gate.js";
 import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "./types.js";
 
 export { StartError } from "./reconcile.js";
@@ -36,6 +38,10 @@ export interface LocalRuntimeOptions {
   startTimeoutMs?: number;
   /** SIGTERM, then SIGKILL after this long (default 10 s). */
   stopGraceMs?: number;
+  /** How builds and Agent Servers run; default: the data dir's sandbox (HANGAR_CP_SANDBOX*). */
+  sandbox?: Sandbox;
+  /** Without a sandbox: which organization's deployments may run here (one only). */
+  gate?: TenantGate;
 }
 
 interface LocalInstance extends RuntimeInstance {
@@ -67,7 +73,11 @@ export class LocalRuntime implements Runtime {
   private instances = new Map<string, LocalInstance>();
   onExit?: (inst: RuntimeInstance, how: string) => void;
 
-  constructor(private opts: LocalRuntimeOptions) {}
+  private sandbox: Sandbox;
+
+  constructor(private opts: LocalRuntimeOptions) {
+    this.sandbox = opts.sandbox ?? sandboxFor(opts.dataDir);
+  }
 
   private onCluster(d: Deployment): boolean {
     return d.source_config.deployment_type === "prod" && !!this.opts.databaseUrl && !!this.opts.redisUrl;
@@ -79,11 +89,17 @@ export class LocalRuntime implements Runtime {
   }
 
   async build(d: Deployment, r: Revision, signal: AbortSignal): Promise<void> {
+    const refused = await this.opts.gate?.refusalFor(d);
+    if (refused) {
+      this.opts.log(d.id, r.id, "build", "ERROR", refused);
+      throw new BuildError(refused);
+    }
     await buildRevision({
       deployment: d,
       revision: r,
       dataDir: this.opts.dataDir,
       signal,
+      sandbox: this.sandbox,
       log: (level, message) => this.opts.log(d.id, r.id, "build", level, message),
     });
   }
@@ -102,10 +118,13 @@ export class LocalRuntime implements Runtime {
     const build = existingBuild(this.opts.dataDir, r.id);
     if (!build) throw new StartError(`the build of revision ${r.id} is missing`);
     const log = (level: LogLevel, message: string) => this.opts.log(d.id, r.id, "deploy", level, message);
+    const refused = await this.opts.gate?.refusalFor(d);
+    if (refused) throw new StartError(refused);
     const token = randomBytes(24).toString("hex");
     const secrets = Object.fromEntries((d.secrets ?? []).map((s) => [s.name, s.value]));
     const args = [WATCH_PARENT, HANGAR_BIN, "serve", "--config", build.configPath, "--port", "0"];
     args.push("--host", "127.0.0.1");
+    const writable: string[] = [];
     const extra: Record<string, string> = {
       ...secrets,
       // Beside its predecessor on the same data, it takes over unfinished runs only when told (takeOver).
@@ -125,14 +144,30 @@ export class LocalRuntime implements Runtime {
       const dataDir = this.dataDirOf(d.id);
       mkdirSync(dataDir, { recursive: true });
       args.push("--data-dir", dataDir);
+      writable.push(dataDir);
       log("INFO", `Starting revision ${r.id} on embedded storage`);
     }
-    const child = spawn(process.execPath, args, {
+    // Sandboxed (where the host can): the deployment's own uid, its build read-only, its data dir writable, a
+    // private /tmp (HOME), nothing of the control plane's data, other deployments or their processes.
+    const uid = this.sandbox.uidFor(d.id);
+    if (this.sandbox.enabled) for (const w of writable) await chownTree(w, uid);
+    const cage = this.sandbox.wrap({
+      name: `serve-${r.id}-${token.slice(0, 8)}`,
+      uid,
       cwd: dirname(build.configPath),
-      env: childEnv(extra),
+      writable,
+      readable: [build.dir],
+      cmd: process.execPath,
+      args,
+      env: childEnv(extra, this.sandbox.enabled ? "/tmp" : undefined),
+    });
+    const child = spawn(cage.cmd, cage.args, {
+      cwd: cage.cwd,
+      env: cage.env,
       detached: true,
       stdio: ["ignore", "pipe", "pipe"],
     });
+    child.once("exit", () => cage.done());
     const inst: LocalInstance = {
       deploymentId: d.id,
       revisionId: r.id,
@@ -329,6 +364,8 @@ export interface LocalReconcilerContext {
   startTimeoutMs?: number;
   stopGraceMs?: number;
   maxConcurrentBuilds?: number;
+  /** How builds and Agent Servers run; default: the data dir's sandbox (HANGAR_CP_SANDBOX*). */
+  sandbox?: Sandbox;
 }
 
 export interface LocalReconciler {
@@ -360,7 +397,10 @@ export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconcil
     return !!d && !d.deleted_at;
   });
   const logs = new LogSink(store, (m) => log(`control plane: ${m}`));
+  const sandbox = ctx.sandbox ?? sandboxFor(ctx.dataDir);
   const runtime = new LocalRuntime({
+    sandbox,
+    gate: tenantGate(store, sandbox),
     dataDir: ctx.dataDir,
     databaseUrl: ctx.databaseUrl,
     redisUrl: ctx.redisUrl,

@@ -1,0 +1,428 @@
+// The sandbox of tenants' build commands and Agent Servers on the control plane's machine: own PID, IPC and
+// mount namespaces (bubblewrap), a distinct unprivileged uid per deployment (setpriv), cgroup limits, no env.
+import { spawnSync } from "node:child_process";
+import {
+  accessSync,
+  constants,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  realpathSync,
+  renameSync,
+  writeFileSync,
+} from "node:fs";
+import { lchown, lstat, readdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import { delimiter, dirname, join, relative, resolve, sep } from "node:path";
+import { CHILD_PATH, HANGAR_ROOT } from "./proc.js";
+import { type CgroupLimits, type CgroupSupport, detectCgroups } from "./sandbox-cgroup.js";
+
+/** The sandbox's settings, from HANGAR_CP_SANDBOX* variables. */
+export interface SandboxSettings {
+  /** `auto` (default): on where the host can; `on`: refuse to start otherwise; `off`: never (one tenant). */
+  mode: "auto" | "on" | "off";
+  uidFirst: number;
+  uidLast: number;
+  limits: CgroupLimits;
+  /** More host paths hidden from sandboxes (HANGAR_CP_SANDBOX_HIDE, `:`-separated). */
+  hide: string[];
+}
+
+/** A setting the sandbox cannot work with, reported at start-up. */
+export class SandboxConfigError extends Error {}
+
+const int = (env: NodeJS.ProcessEnv, name: string, dflt: number, min: number): number => {
+  const raw = env[name]?.trim();
+  if (!raw) return dflt;
+  if (!/^\d+$/.test(raw) || Number(raw) < min) {
+    throw new SandboxConfigError(`${name} must be an integer of at least ${min}, not "${raw}"`);
+  }
+  return Number(raw);
+};
+
+export function sandboxSettings(env: NodeJS.ProcessEnv = process.env): SandboxSettings {
+  const mode = (env.HANGAR_CP_SANDBOX?.trim().toLowerCase() || "auto") as SandboxSettings["mode"];
+  if (!["auto", "on", "off"].includes(mode)) {
+    throw new SandboxConfigError(`HANGAR_CP_SANDBOX must be auto, on or off, not "${env.HANGAR_CP_SANDBOX}"`);
+  }
+  const uids = env.HANGAR_CP_SANDBOX_UIDS?.trim() || "600000-699999";
+  const m = /^(\d+)-(\d+)$/.exec(uids);
+  if (!m || Number(m[1]) < 1000 || Number(m[2]) < Number(m[1]) || Number(m[2]) >= 2 ** 31) {
+    throw new SandboxConfigError(
+      `HANGAR_CP_SANDBOX_UIDS must be a range FIRST-LAST of uids from 1000 up, not "${uids}"`,
+    );
+  }
+  return {
+    mode,
+    uidFirst: Number(m[1]),
+    uidLast: Number(m[2]),
+    limits: {
+      memoryMb: int(env, "HANGAR_CP_SANDBOX_MEMORY_MB", 2048, 64),
+      cpus: int(env, "HANGAR_CP_SANDBOX_CPUS", 1, 1),
+      pids: int(env, "HANGAR_CP_SANDBOX_PIDS", 1024, 16),
+    },
+    hide: (env.HANGAR_CP_SANDBOX_HIDE ?? "")
+      .split(":")
+      .map((s) => s.trim())
+      .filter((s) => s.startsWith("/")),
+  };
+}
+
+/** What one sandboxed process may see and do. */
+export interface SandboxSpec {
+  /** Names its cgroup (`hangar-<name>`). */
+  name: string;
+  uid: number;
+  cwd: string;
+  /** Host folders it may write (bound at the same path). */
+  writable: string[];
+  /** Host folders it may read beside the system (bound read-only at the same path). */
+  readable?: string[];
+  cmd: string;
+  args: string[];
+  env: Record<string, string>;
+}
+
+/** A command line that runs a spec sandboxed; `done()` releases its cgroup once it exited. */
+export interface SandboxedCommand {
+  cmd: string;
+  args: string[];
+  env: Record<string, string>;
+  cwd: string;
+  done(): void;
+}
+
+/** How this control plane runs tenants' processes: sandboxed, or (with the reason) not. */
+export interface Sandbox {
+  readonly enabled: boolean;
+  /** Why it is not enabled; empty when it is. */
+  readonly reason: string;
+  /** One line for the start-up output. */
+  describe(): string;
+  /** The uid (and gid) of a deployment's builds and Agent Servers: allocated once, kept in the data dir. */
+  uidFor(deploymentId: string): number;
+  wrap(spec: SandboxSpec): SandboxedCommand;
+}
+
+function which(name: string): string | null {
+  for (const dir of CHILD_PATH.split(delimiter)) {
+    const p = join(dir, name);
+    try {
+      accessSync(p, constants.X_OK);
+      return p;
+    } catch {
+      // next
+    }
+  }
+  return null;
+}
+
+/** Whether `child` is `parent` or below it. */
+const within = (parent: string, child: string) => {
+  const rel = relative(parent, child);
+  return rel === "" || (!rel.startsWith("..") && !rel.startsWith(sep) && rel !== "..");
+};
+const real = (p: string) => {
+  try {
+    return realpathSync(p);
+  } catch {
+    return resolve(p);
+  }
+};
+const depth = (p: string) => p.split("/").filter(Boolean).length;
+
+/** The top of the node_modules chain Hangar is installed in (or Hangar's own folder). */
+function hangarTree(): string {
+  const root = real(HANGAR_ROOT);
+  const i = root.indexOf(`${sep}node_modules${sep}`);
+  return i >= 0 ? root.slice(0, i) : root;
+}
+
+interface Mount {
+  kind: "tmpfs" | "ro" | "rw";
+  path: string;
+}
+
+/**
+ * The mounts over the read-only root: host folders that may hold other tenants' or the control plane's data
+ * are hidden (empty tmpfs), then what the process needs is bound back, shallowest first.
+ */
+export function mountPlan(dataDir: string, spec: Pick<SandboxSpec, "writable" | "readable">, hide: string[]) {
+  const hidden = [
+    dataDir,
+    tmpdir(),
+    "/tmp",
+    "/var/tmp",
+    "/root",
+    "/home",
+    "/mnt",
+    "/media",
+    "/srv",
+    "/var/log",
+  ]
+    .concat(hide)
+    .filter((p) => existsSync(p))
+    .map(real);
+  const node = dirname(dirname(real(process.execPath)));
+  const readable = [hangarTree(), node, ...(spec.readable ?? [])].map(real);
+  const writable = spec.writable.map(real);
+  const mounts: Mount[] = [
+    ...[...new Set(hidden)].map((path) => ({ kind: "tmpfs" as const, path })),
+    ...[...new Set(readable)].map((path) => ({ kind: "ro" as const, path })),
+    ...[...new Set(writable)].map((path) => ({ kind: "rw" as const, path })),
+  ];
+  // The deepest other mount at or above a path decides what is there before this one.
+  const above = (m: Mount) =>
+    mounts
+      .filter((o) => o !== m && within(o.path, m.path) && (o.path !== m.path || o.kind === "tmpfs"))
+      .sort((a, b) => depth(b.path) - depth(a.path))[0];
+  const needed = mounts.filter((m) => {
+    const a = above(m);
+    if (m.kind === "rw") return true;
+    if (m.kind === "ro") return !!a && a.kind === "tmpfs"; // else visible through the root already
+    return !a || a.kind !== "tmpfs"; // a tmpfs below another hides nothing more
+  });
+  const order = { tmpfs: 0, ro: 1, rw: 2 };
+  return needed.sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind]);
+}
+
+/** Temporary folders stay writable by everyone (sticky), as on the host. */
+const STICKY = new Set(["/tmp", "/var/tmp", real(tmpdir())]);
+
+/**
+ * bubblewrap's arguments for a mount plan. Folders on the way from a tmpfs to a folder bound below it are made
+ * first, traversable (bubblewrap would make them 0700, which the sandbox's uid could not pass).
+ */
+export function mountArgs(plan: Mount[]): string[] {
+  const args: string[] = [];
+  const made = new Set<string>();
+  for (const m of plan) {
+    if (m.kind === "tmpfs") {
+      args.push("--perms", STICKY.has(m.path) ? "1777" : "0755", "--tmpfs", m.path);
+      made.add(m.path);
+      continue;
+    }
+    const tmpfs = plan
+      .filter((o) => o.kind === "tmpfs" && o.path !== m.path && within(o.path, m.path))
+      .sort((a, b) => depth(b.path) - depth(a.path))[0];
+    if (tmpfs) {
+      const rel = relative(tmpfs.path, dirname(m.path)).split(sep).filter(Boolean);
+      let p = tmpfs.path;
+      for (const part of rel) {
+        p = join(p, part);
+        if (made.has(p)) continue;
+        made.add(p);
+        args.push("--perms", "0755", "--dir", p);
+      }
+    }
+    args.push(m.kind === "ro" ? "--ro-bind" : "--bind", m.path, m.path);
+  }
+  return args;
+}
+
+/** Puts the shell into each cgroup, then runs the rest of its arguments. */
+const JOIN_CGROUPS =
+  'n=$1; shift; while [ "$n" -gt 0 ]; do echo $$ > "$1" || exit 125; shift; n=$((n-1)); done; exec "$@"';
+
+class UidTable {
+  private file: string;
+  constructor(
+    dataDir: string,
+    private first: number,
+    private last: number,
+  ) {
+    this.file = join(dataDir, "sandbox-uids.json");
+  }
+  uidFor(deploymentId: string): number {
+    let table: { next: number; uids: Record<string, number> } = { next: this.first, uids: {} };
+    try {
+      table = JSON.parse(readFileSync(this.file, "utf8"));
+    } catch {
+      // first use
+    }
+    const known = table.uids[deploymentId];
+    if (known) return known;
+    const uid = Math.max(table.next, this.first);
+    if (uid > this.last) {
+      throw new SandboxConfigError(
+        `HANGAR_CP_SANDBOX_UIDS: the range ${this.first}-${this.last} is used up (one uid per deployment)`,
+      );
+    }
+    table.uids[deploymentId] = uid;
+    table.next = uid + 1;
+    mkdirSync(dirname(this.file), { recursive: true });
+    writeFileSync(`${this.file}.tmp`, JSON.stringify(table));
+    renameSync(`${this.file}.tmp`, this.file);
+    return uid;
+  }
+}
+
+class LinuxSandbox implements Sandbox {
+  readonly enabled = true;
+  readonly reason = "";
+  private uids: UidTable;
+  constructor(
+    private dataDir: string,
+    private settings: SandboxSettings,
+    private tools: { bwrap: string; unshare: string; setpriv: string; sh: string },
+    private cgroups: CgroupSupport,
+  ) {
+    this.uids = new UidTable(dataDir, settings.uidFirst, settings.uidLast);
+  }
+  describe(): string {
+    const s = this.settings;
+    return (
+      `on (bubblewrap: own PID, IPC and mount namespaces; uids ${s.uidFirst}-${s.uidLast}, one per deployment; ` +
+      `${this.cgroups.describe()})`
+    );
+  }
+  uidFor(deploymentId: string): number {
+    return this.uids.uidFor(deploymentId);
+  }
+  wrap(spec: SandboxSpec): SandboxedCommand {
+    const cg = this.cgroups.create(spec.name);
+    const mounts = mountArgs(mountPlan(this.dataDir, spec, this.settings.hide));
+    const { bwrap, unshare, setpriv, sh } = this.tools;
+    const uid = String(spec.uid);
+    const args = [
+      "-c",
+      JOIN_CGROUPS,
+      "hangar-sandbox",
+      String(cg.procs.length),
+      ...cg.procs,
+      // If the control plane dies, so does the sandbox (unshare's child, then everything in its PID namespace).
+      setpriv,
+      "--pdeathsig",
+      "KILL",
+      "--",
+      // unshare waits for its child and ignores SIGTERM, so a stop reaches the process itself (same process
+      // group) and the leader stays until it exited.
+      unshare,
+      "--fork",
+      "--pid",
+      "--kill-child",
+      "--",
+      bwrap,
+      "--die-with-parent",
+      "--unshare-pid",
+      "--unshare-ipc",
+      "--ro-bind",
+      "/",
+      "/",
+      "--dev",
+      "/dev",
+      "--proc",
+      "/proc",
+      ...mounts,
+      "--chdir",
+      spec.cwd,
+      "--cap-add",
+      "CAP_SETUID",
+      "--cap-add",
+      "CAP_SETGID",
+      "--",
+      setpriv,
+      "--reuid",
+      uid,
+      "--regid",
+      uid,
+      "--clear-groups",
+      "--no-new-privs",
+      "--inh-caps=-all",
+      "--bounding-set=-all",
+      "--",
+      spec.cmd,
+      ...spec.args,
+    ];
+    return { cmd: sh, args, env: spec.env, cwd: "/", done: () => cg.remove() };
+  }
+}
+
+/** Runs tenants' processes as the control plane's own user (single tenant only). */
+class NoSandbox implements Sandbox {
+  readonly enabled = false;
+  constructor(readonly reason: string) {}
+  describe(): string {
+    return `OFF (${this.reason}): builds and deployments run as the control plane's user, so this control plane runs the deployments of one organization only`;
+  }
+  uidFor(): number {
+    return process.getuid?.() ?? 0;
+  }
+  wrap(spec: SandboxSpec): SandboxedCommand {
+    return { cmd: spec.cmd, args: spec.args, env: spec.env, cwd: spec.cwd, done: () => {} };
+  }
+}
+
+/**
+ * Finds out whether this host can sandbox (root, bubblewrap, unshare and setpriv, namespaces that work: a probe
+ * runs `true` in a sandbox) and returns the sandbox, or the reason it cannot. HANGAR_CP_SANDBOX=on makes a
+ * host that cannot an error; =off turns it off.
+ */
+export function detectSandbox(dataDir: string, env: NodeJS.ProcessEnv = process.env): Sandbox {
+  const settings = sandboxSettings(env);
+  if (settings.mode === "off") return new NoSandbox("HANGAR_CP_SANDBOX=off");
+  const refuse = (reason: string): Sandbox => {
+    if (settings.mode === "on") throw new SandboxConfigError(`HANGAR_CP_SANDBOX=on, but ${reason}`);
+    return new NoSandbox(reason);
+  };
+  if (process.platform !== "linux") return refuse(`the sandbox needs Linux (this is ${process.platform})`);
+  if (process.getuid?.() !== 0) return refuse("the control plane does not run as root");
+  const tools = {
+    bwrap: which("bwrap"),
+    unshare: which("unshare"),
+    setpriv: which("setpriv"),
+    sh: which("sh"),
+  };
+  const missing = Object.entries(tools)
+    .filter(([, p]) => !p)
+    .map(([n]) => (n === "bwrap" ? "bwrap (Debian package bubblewrap)" : `${n} (util-linux)`));
+  if (missing.length) return refuse(`missing: ${missing.join(", ")}`);
+  const cgroups = detectCgroups(settings.limits);
+  mkdirSync(dataDir, { recursive: true });
+  const sandbox = new LinuxSandbox(
+    resolve(dataDir),
+    settings,
+    tools as Record<keyof typeof tools, string>,
+    cgroups,
+  );
+  const probe = sandbox.wrap({
+    name: `probe-${process.pid}`,
+    uid: settings.uidFirst,
+    cwd: "/",
+    writable: [],
+    cmd: "/bin/sh",
+    args: ["-c", "exit 0"],
+    env: { PATH: CHILD_PATH },
+  });
+  const r = spawnSync(probe.cmd, probe.args, {
+    env: probe.env,
+    cwd: probe.cwd,
+    encoding: "utf8",
+    timeout: 20_000,
+  });
+  probe.done();
+  if (r.status !== 0) {
+    const why = (r.stderr || r.error?.message || `exit ${r.status ?? r.signal}`).trim().split("\n")[0];
+    return refuse(`a sandbox could not start here: ${why}`);
+  }
+  return sandbox;
+}
+
+/** Gives a tree to a uid (the owner of a build folder or a data dir), links themselves, not their targets. */
+export async function chownTree(path: string, uid: number): Promise<void> {
+  if (process.getuid?.() !== 0) return;
+  const st = await lstat(path);
+  if (st.uid !== uid || st.gid !== uid) await lchown(path, uid, uid);
+  if (!st.isDirectory()) return;
+  for (const name of await readdir(path)) await chownTree(join(path, name), uid);
+}
+
+const detected = new Map<string, Sandbox>();
+
+/** The sandbox of a data directory with this process's HANGAR_CP_SANDBOX* settings, found out once. */
+export function sandboxFor(dataDir: string): Sandbox {
+  const key = resolve(dataDir);
+  let s = detected.get(key);
+  if (!s) detected.set(key, (s = detectSandbox(key)));
+  return s;
+}
