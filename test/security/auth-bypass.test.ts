@@ -288,4 +288,25 @@ describe("custom auth on every path", () => {
     await alice.crons.delete(cron.cron_id);
     expectAlice(values.auth);
   });
+
+  // Attack (the other way round): a thread a run creates (if_not_exists "create", a kept stateless run) had
+  // only service_auth_user_id, not what the create handler adds, so the handlers' filters hid it from its
+  // own user, and a filter on another key would have shown it to others.
+  it("threads that runs create go through the create handler: they are the caller's", async () => {
+    const alice = as("alice");
+    const bob = as("bob");
+    const id = randomUUID();
+    await alice.runs.wait(id, "whoami", { input: { note: "new" }, ifNotExists: "create" });
+    expect((await alice.threads.get(id)).metadata).toMatchObject({
+      owner: "alice",
+      service_auth_user_id: "alice",
+    });
+    expect((await call("bob", "GET", `/threads/${id}`)).status).toBe(404);
+    const kept = await alice.runs.create(null, "whoami", { input: { note: "kept" }, onCompletion: "keep" });
+    expect(kept.thread_id).toBeTruthy();
+    await alice.runs.join(kept.thread_id!, kept.run_id);
+    expect((await alice.threads.get(kept.thread_id!)).metadata?.owner).toBe("alice");
+    expect((await call("bob", "GET", `/threads/${kept.thread_id}`)).status).toBe(404);
+    expect((await bob.threads.search({ metadata: { owner: "alice" } })).length).toBe(0);
+  });
 });
