@@ -11,5 +11,7 @@ export interface CpContext {
   wake(): void;
   /** Largest accepted source tarball, in bytes. */
   maxUploadBytes: number;
+  /** Directories local `repo_url`s may be under (HANGAR_CP_SOURCE_ROOTS, realpaths); none: refused. */
+  sourceRoots: string[];
   log(msg: string): void;
 }

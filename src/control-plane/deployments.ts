@@ -1,7 +1,6 @@
 // Deployments and revisions: the rules of create, PATCH, redeploy and delete (sources, immutable fields,
 // secrets, uploads, superseded revisions), and the records as the API shows them (secrets masked).
 import { randomUUID } from "node:crypto";
-import { statSync } from "node:fs";
 import { isAbsolute } from "node:path";
 import type { DeploymentCreateBody, DeploymentPatchBody } from "./api/schemas.js";
 import type { CpContext } from "./context.js";
@@ -15,6 +14,7 @@ import {
   type SourceConfig,
   type SourceRevisionConfig,
 } from "./types.js";
+import { checkLocalSource, localPathOf } from "./source-roots.js";
 import { adoptTarball } from "./uploads.js";
 
 /** What responses show instead of a secret's value. */
@@ -158,21 +158,27 @@ async function checkSourceConfig(
     const url = c.repo_url;
     const loc = ["source_config", "repo_url"];
     if (!url) throw invalid(loc, "source_config.repo_url is required for source 'github'.", null);
-    if (!GIT_URL.test(url)) {
-      if (!isAbsolute(url)) {
+    if (!GIT_URL.test(url) && !isAbsolute(url)) {
+      throw invalid(
+        loc,
+        `source_config.repo_url '${url}' is neither a git URL nor an absolute path of a local directory.`,
+        url,
+      );
+    }
+    const local = localPathOf(url);
+    if (local !== null) {
+      // One answer for every path outside the allowed directories, whether it exists or not.
+      const checked = checkLocalSource(local, ctx.sourceRoots, [ctx.dataDir]);
+      if (!checked.ok && checked.reason === "not-allowed") {
         throw invalid(
           loc,
-          `source_config.repo_url '${url}' is neither a git URL nor an absolute path of a local directory.`,
+          `source_config.repo_url '${url}' is not in a directory this control plane deploys local sources from ` +
+            "(the operator lists them in HANGAR_CP_SOURCE_ROOTS); use a git URL or upload the source.",
           url,
         );
       }
-      const st = statSync(url, { throwIfNoEntry: false });
-      if (!st?.isDirectory()) {
-        throw invalid(
-          loc,
-          `source_config.repo_url '${url}' is not a directory on the control plane's machine.`,
-          url,
-        );
+      if (!checked.ok) {
+        throw invalid(loc, `source_config.repo_url '${url}' is not a directory.`, url);
       }
     }
   } else if (c.repo_url) {

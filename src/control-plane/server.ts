@@ -9,6 +9,8 @@ import type { CpContext } from "./context.js";
 import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "./store-postgres.js";
 import { openCpSqliteStore } from "./store-sqlite.js";
 import type { CpStore } from "./types.js";
+import { parseSourceRoots } from "./source-roots.js";
+import { maxExtractedBytes } from "./tarball.js";
 import { DEFAULT_MAX_UPLOAD_BYTES } from "./uploads.js";
 
 /** What a reconciler gets once the control plane listens. */
@@ -83,12 +85,19 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const log = opts.log ?? ((msg: string) => console.log(msg));
   const dataDir = resolve(opts.dataDir);
   const maxBytes = maxUploadBytes(opts, env);
+  let sourceRoots: string[];
+  try {
+    sourceRoots = parseSourceRoots(env.HANGAR_CP_SOURCE_ROOTS);
+    maxExtractedBytes(env);
+  } catch (e) {
+    throw new ControlPlaneConfigError((e as Error).message);
+  }
   const pgSchema = opts.database ? (opts.database.schema ?? DEFAULT_CP_SCHEMA) : undefined;
   const store =
     opts.store ??
     (opts.database
-      ? await openCpPostgresStore({ url: opts.database.url, schema: pgSchema, dataDir })
-      : openCpSqliteStore(dataDir));
+      ? await openCpPostgresStore({ url: opts.database.url, schema: pgSchema, dataDir, env, log })
+      : openCpSqliteStore(dataDir, { env, log }));
   let publicUrl = "";
   let reconciler: ReconcilerHandle | undefined;
   const ctx: CpContext = {
@@ -97,6 +106,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     publicUrl: () => publicUrl,
     wake: () => reconciler?.wake(),
     maxUploadBytes: maxBytes,
+    sourceRoots,
     log,
   };
   let app: FastifyInstance | undefined;

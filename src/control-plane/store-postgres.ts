@@ -10,6 +10,7 @@ import type pg from "pg";
 import { checkSchemaName, connectPool, Db, jsonb, type Queryable, type Row } from "../storage/postgres/db.js";
 import { ident, migratePostgres } from "../storage/postgres/migrate.js";
 import { sha256 } from "./hash.js";
+import { loadSecretBox, redactSecrets, wrongKeyError, type SecretBox } from "./secrets-crypto.js";
 import {
   CpConflictError,
   type ApiKey,
@@ -47,6 +48,15 @@ export interface CpPostgresOptions {
   applicationName?: string;
   /** Told about connections that broke while idle in the pool (default: one line on stderr). */
   onError?: (err: Error) => void;
+  /**
+   * The key of deployments' secrets; default loadSecretBox (HANGAR_CP_SECRET_KEY of `env`, else the key file of
+   * `dataDir`). Every control plane sharing a store needs the same key.
+   */
+  secretBox?: SecretBox;
+  /** Where HANGAR_CP_SECRET_KEY is read when no secretBox is given; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Told when a key file is generated. */
+  log?: (msg: string) => void;
 }
 
 const now = () => new Date().toISOString();
@@ -61,14 +71,14 @@ const text = <T extends string | null | undefined>(v: T): T =>
 
 const isUniqueViolation = (e: unknown) => (e as { code?: string }).code === "23505";
 
-const toDeployment = (r: Row): Deployment => ({
+const toDeploymentRow = (r: Row, box: SecretBox): Deployment => ({
   id: r.id,
   tenant_id: r.tenant_id,
   name: r.name,
   source: r.source,
   source_config: r.source_config,
   source_revision_config: r.source_revision_config,
-  secrets: r.secrets,
+  secrets: box.open(r.secrets, r.id),
   secret_references: r.secret_references ?? null,
   status: r.status,
   latest_revision_id: r.latest_revision_id,
@@ -134,6 +144,38 @@ const toUpload = (r: Row): Upload => ({
   created_at: iso(r.created_at),
 });
 
+/**
+ * Binds the store to the secrets key (its id recorded on first use; another key refused with SecretKeyError),
+ * then encrypts the secrets of rows written before encryption (a JSONB array), all in one transaction under a
+ * lock of the settings table, so control planes starting together agree.
+ */
+async function sealStoredSecrets(pool: pg.Pool, s: string, box: SecretBox): Promise<void> {
+  const c = await pool.connect();
+  try {
+    await c.query("BEGIN");
+    await c.query(`LOCK TABLE ${s}.store_settings IN EXCLUSIVE MODE`);
+    await c.query(
+      `INSERT INTO ${s}.store_settings (key, value) VALUES ('secrets_key_id', $1) ON CONFLICT DO NOTHING`,
+      [box.keyId],
+    );
+    const { rows } = await c.query(`SELECT value FROM ${s}.store_settings WHERE key = 'secrets_key_id'`);
+    if (rows[0].value !== box.keyId) throw wrongKeyError(rows[0].value as string, box);
+    const plain = await c.query(
+      `SELECT id, secrets FROM ${s}.deployments WHERE jsonb_typeof(secrets) <> 'string' FOR UPDATE`,
+    );
+    for (const r of plain.rows) {
+      const sealed = box.seal(box.open(r.secrets, r.id), r.id);
+      await c.query(`UPDATE ${s}.deployments SET secrets = $1::jsonb WHERE id = $2`, [jsonb(sealed), r.id]);
+    }
+    await c.query("COMMIT");
+  } catch (e) {
+    await c.query("ROLLBACK").catch(() => undefined);
+    throw e;
+  } finally {
+    c.release();
+  }
+}
+
 /** Collects positional parameters: `p(v)` adds one and returns its placeholder ($1, $2, ...). */
 function params() {
   const values: unknown[] = [];
@@ -163,8 +205,11 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
           `hangar control-plane: PostgreSQL connection lost (the pool replaces it): ${err.message}`,
         )),
   );
+  let box: SecretBox;
   try {
+    box = opts.secretBox ?? loadSecretBox({ env: opts.env, dataDir: opts.dataDir, log: opts.log });
     await migratePostgres(pool, schema, { dir: MIGRATIONS_DIR, lockKey: MIGRATION_LOCK });
+    await sealStoredSecrets(pool, ident(schema), box);
   } catch (e) {
     await pool.end().catch(() => undefined);
     throw e;
@@ -187,6 +232,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
     (await q.query(sql, args)).rows[0] as Row | undefined;
   const all = async (q: Queryable, sql: string, args: unknown[] = []) => (await q.query(sql, args)).rows;
 
+  const toDeployment = (r: Row) => toDeploymentRow(r, box);
   const deploymentById = async (q: Queryable, id: string) => {
     const r = await one(q, `SELECT * FROM ${t.deployments} WHERE id = $1`, [id]);
     return r ? toDeployment(r) : null;
@@ -222,7 +268,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
     d.source,
     jsonb(d.source_config ?? {}),
     jsonb(d.source_revision_config ?? {}),
-    jsonb(d.secrets ?? []),
+    jsonb(box.seal(d.secrets ?? [], d.id)),
     d.secret_references ? jsonb(d.secret_references) : null,
     d.status,
     d.source_config?.deployment_type ?? null,
@@ -573,6 +619,12 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
     // logs
     async appendLogs(lines: LogLine[]) {
       if (!lines.length) return;
+      // A build or an Agent Server that prints its environment must not store the deployment's secrets.
+      const secretsOf = new Map<string, Deployment["secrets"]>();
+      for (const id of new Set(lines.map((l) => l.deployment_id))) {
+        secretsOf.set(id, (await deploymentById(db, id))?.secrets ?? []);
+      }
+      const message = (l: LogLine) => text(redactSecrets(l.message, secretsOf.get(l.deployment_id) ?? []));
       // One statement (unnest of arrays): the lines keep their order in `seq`.
       await db.query(
         `INSERT INTO ${t.logs} (deployment_id, revision_id, kind, level, message, timestamp)
@@ -584,7 +636,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
           lines.map((l) => l.revision_id ?? null),
           lines.map((l) => l.kind),
           lines.map((l) => l.level),
-          lines.map((l) => text(l.message)),
+          lines.map(message),
           lines.map((l) => l.timestamp),
         ],
       );

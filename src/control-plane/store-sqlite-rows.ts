@@ -4,6 +4,7 @@ import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Database from "better-sqlite3";
 import { migrate as migrateDir } from "../storage/sqlite/db.js";
+import { wrongKeyError, type SecretBox } from "./secrets-crypto.js";
 import type { ApiKey, Deployment, Listener, Revision } from "./types.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations", "sqlite");
@@ -14,14 +15,42 @@ export const migrate = (db: Database.Database): void =>
 
 export type Row = Record<string, any>;
 
-export const toDeployment = (r: Row): Deployment => ({
+/**
+ * Binds the store to the secrets key: records its id on first use, refuses another key (SecretKeyError), then
+ * encrypts the secrets of rows written before encryption (a JSON array in the `secrets` column).
+ */
+export function sealStoredSecrets(db: Database.Database, box: SecretBox): void {
+  const sealed = db.transaction(() => {
+    db.prepare(
+      "INSERT INTO store_settings (key, value) VALUES ('secrets_key_id', ?) ON CONFLICT DO NOTHING",
+    ).run(box.keyId);
+    const { value } = db
+      .prepare("SELECT value FROM store_settings WHERE key = 'secrets_key_id'")
+      .get() as Row;
+    if (value !== box.keyId) throw wrongKeyError(value, box);
+    const plain = db
+      .prepare("SELECT id, secrets FROM deployments WHERE json_type(secrets) <> 'text'")
+      .all() as Row[];
+    const update = db.prepare("UPDATE deployments SET secrets = ? WHERE id = ?");
+    for (const r of plain) {
+      const secrets = box.open(JSON.parse(r.secrets), r.id);
+      update.run(JSON.stringify(box.seal(secrets, r.id)), r.id);
+    }
+    return plain.length;
+  })();
+  // The plaintext must not survive in the file: freed cells are zeroed (secure_delete, set on open) and the
+  // pages written through the WAL are copied back and the WAL emptied.
+  if (sealed) db.pragma("wal_checkpoint(TRUNCATE)");
+}
+
+export const toDeployment = (r: Row, box: SecretBox): Deployment => ({
   id: r.id,
   tenant_id: r.tenant_id,
   name: r.name,
   source: r.source,
   source_config: JSON.parse(r.source_config),
   source_revision_config: JSON.parse(r.source_revision_config),
-  secrets: JSON.parse(r.secrets),
+  secrets: box.open(JSON.parse(r.secrets), r.id),
   secret_references: r.secret_references ? JSON.parse(r.secret_references) : null,
   status: r.status,
   latest_revision_id: r.latest_revision_id,

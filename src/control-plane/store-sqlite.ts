@@ -4,11 +4,13 @@ import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
 import { sha256 } from "./hash.js";
+import { loadSecretBox, redactSecrets, type SecretBox } from "./secrets-crypto.js";
 import {
   isUniqueViolation,
   migrate,
+  sealStoredSecrets,
   toApiKey,
-  toDeployment,
+  toDeployment as toDeploymentRow,
   toListener,
   toRevision,
   type Row,
@@ -27,15 +29,37 @@ import {
 
 const now = () => new Date().toISOString();
 
-/** Opens (creating and migrating if needed) the control plane's SQLite store in `dataDir`. */
-export function openCpSqliteStore(dataDir: string): CpStore {
+export interface CpSqliteOptions {
+  /** The key of deployments' secrets; default loadSecretBox (HANGAR_CP_SECRET_KEY, else `<dataDir>/secret.key`). */
+  secretBox?: SecretBox;
+  /** Where HANGAR_CP_SECRET_KEY is read when no secretBox is given; default process.env. */
+  env?: NodeJS.ProcessEnv;
+  /** Told when a key file is generated. */
+  log?: (msg: string) => void;
+}
+
+/**
+ * Opens (creating and migrating if needed) the control plane's SQLite store in `dataDir`. Deployments' secrets
+ * are stored encrypted (secrets-crypto.ts); a store sealed with another key is refused (SecretKeyError).
+ */
+export function openCpSqliteStore(dataDir: string, opts: CpSqliteOptions = {}): CpStore {
   mkdirSync(dataDir, { recursive: true });
+  const box = opts.secretBox ?? loadSecretBox({ env: opts.env, dataDir, log: opts.log });
   const db = new Database(join(dataDir, "control-plane.db"));
-  db.pragma("journal_mode = WAL");
-  db.pragma("synchronous = NORMAL");
-  db.pragma("foreign_keys = ON");
-  db.pragma("busy_timeout = 5000");
-  migrate(db);
+  try {
+    db.pragma("journal_mode = WAL");
+    db.pragma("synchronous = NORMAL");
+    db.pragma("foreign_keys = ON");
+    db.pragma("busy_timeout = 5000");
+    // Deleted or rewritten content is overwritten, not left in free space (secrets of older versions).
+    db.pragma("secure_delete = ON");
+    migrate(db);
+    sealStoredSecrets(db, box);
+  } catch (e) {
+    db.close();
+    throw e;
+  }
+  const toDeployment = (r: Row) => toDeploymentRow(r, box);
 
   const one = (sql: string, ...args: unknown[]) => db.prepare(sql).get(...args) as Row | undefined;
   const all = (sql: string, ...args: unknown[]) => db.prepare(sql).all(...args) as Row[];
@@ -151,7 +175,7 @@ export function openCpSqliteStore(dataDir: string): CpStore {
           d.source,
           JSON.stringify(d.source_config ?? {}),
           JSON.stringify(d.source_revision_config ?? {}),
-          JSON.stringify(d.secrets ?? []),
+          JSON.stringify(box.seal(d.secrets ?? [], d.id)),
           d.secret_references ? JSON.stringify(d.secret_references) : null,
           d.status,
           d.source_config?.deployment_type ?? null,
@@ -227,7 +251,7 @@ export function openCpSqliteStore(dataDir: string): CpStore {
           d.source,
           JSON.stringify(d.source_config ?? {}),
           JSON.stringify(d.source_revision_config ?? {}),
-          JSON.stringify(d.secrets ?? []),
+          JSON.stringify(box.seal(d.secrets ?? [], id)),
           d.secret_references ? JSON.stringify(d.secret_references) : null,
           d.status,
           d.source_config?.deployment_type ?? null,
@@ -420,9 +444,17 @@ export function openCpSqliteStore(dataDir: string): CpStore {
       const stmt = db.prepare(
         "INSERT INTO logs (deployment_id, revision_id, kind, level, message, timestamp) VALUES (?, ?, ?, ?, ?, ?)",
       );
+      // A build or an Agent Server that prints its environment must not store the deployment's secrets.
+      const secretsOf = new Map<string, Deployment["secrets"]>();
+      const redact = (l: LogLine) => {
+        if (!secretsOf.has(l.deployment_id)) {
+          secretsOf.set(l.deployment_id, deploymentById(l.deployment_id)?.secrets ?? []);
+        }
+        return redactSecrets(l.message, secretsOf.get(l.deployment_id)!);
+      };
       db.transaction(() => {
         for (const l of lines) {
-          stmt.run(l.deployment_id, l.revision_id ?? null, l.kind, l.level, l.message, l.timestamp);
+          stmt.run(l.deployment_id, l.revision_id ?? null, l.kind, l.level, redact(l), l.timestamp);
         }
       })();
     },

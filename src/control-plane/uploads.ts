@@ -1,5 +1,6 @@
 // Source tarball uploads: one-use upload URLs (15 minutes), the streamed PUT that stores a gzip file of at most
-// `maxUploadBytes` under `<data-dir>/uploads/`, and the check that a `source_tarball_path` was issued here.
+// `maxUploadBytes` under `<data-dir>/uploads/` (inspected on the way: extracted size, links; tarball.ts), and the
+// check that a `source_tarball_path` was issued here.
 import { randomBytes, randomUUID } from "node:crypto";
 import { createWriteStream, mkdirSync, openSync, renameSync, rmSync } from "node:fs";
 import { dirname, join } from "node:path";
@@ -9,6 +10,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { CpContext } from "./context.js";
 import { CpHttpError, CpValidationError, notFound, valueError } from "./errors.js";
 import { sha256 } from "./hash.js";
+import { maxExtractedBytes, TarballInspector, type TarballError } from "./tarball.js";
 
 export const UPLOAD_TTL_MS = 15 * 60 * 1000;
 export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;
@@ -51,10 +53,14 @@ export async function issueUpload(
   };
 }
 
-/** Counts bytes (413 beyond the limit) and checks the gzip magic bytes (422 otherwise). */
+/**
+ * Counts bytes (413 beyond the limit), checks the gzip magic bytes (422 otherwise), and inspects the tarball as
+ * it passes: 413 when it expands beyond HANGAR_CP_MAX_EXTRACTED_MB, 422 when a path or symlink leaves it.
+ */
 class TarballCheck extends Transform {
   size = 0;
   private head = Buffer.alloc(0);
+  readonly inspector = new TarballInspector(maxExtractedBytes());
   constructor(private max: number) {
     super();
   }
@@ -65,12 +71,24 @@ class TarballCheck extends Transform {
       this.head = Buffer.concat([this.head, chunk.subarray(0, 2 - this.head.length)]);
       if (this.head.length === 2 && !isGzip(this.head)) return cb(notGzip());
     }
-    cb(null, chunk);
+    this.inspector.feed(chunk).then(() => {
+      const refused = this.inspector.error;
+      if (refused) return cb(refusal(refused));
+      cb(null, chunk);
+    }, cb);
   }
   _flush(cb: TransformCallback): void {
-    cb(this.head.length < 2 ? notGzip() : null);
+    if (this.head.length < 2) return cb(notGzip());
+    this.inspector.finish().then((refused) => cb(refused ? refusal(refused) : null), cb);
+  }
+  _destroy(err: Error | null, cb: (error?: Error | null) => void): void {
+    this.inspector.abort();
+    cb(err);
   }
 }
+
+const refusal = (e: TarballError) =>
+  e.kind === "size" ? new CpHttpError(413, e.message) : valueError(["body"], e.message);
 
 const isGzip = (b: Buffer) => b[0] === 0x1f && b[1] === 0x8b;
 const notGzip = () =>
@@ -114,6 +132,8 @@ export async function receiveUpload(
       req.raw.off("error", onGone);
     }
     renameSync(part, dest);
+    // Marked done before answering: a create or PATCH sent right after the answer finds it.
+    await ctx.store.finishUpload(up.id, true);
     ok = true;
     reply.status(200).send({ source_tarball_path: up.path, size: check.size });
   } catch (e) {
@@ -122,7 +142,7 @@ export async function receiveUpload(
     if (e instanceof CpHttpError || e instanceof CpValidationError) reply.header("connection", "close");
     throw e;
   } finally {
-    await ctx.store.finishUpload(up.id, ok);
+    if (!ok) await ctx.store.finishUpload(up.id, false);
   }
 }
 

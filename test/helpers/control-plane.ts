@@ -5,7 +5,8 @@
 // same dir finds the same store), dropped after the test file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
-import { existsSync, readFileSync } from "node:fs";
+import { existsSync, readFileSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll } from "vitest";
 import { BACKEND, DATABASE_URL, TEST_SCHEMA_PREFIX, ident, testPg } from "./backend.ts";
@@ -76,12 +77,18 @@ export function cpStoreEnv(dataDir: string, store: CpStoreKind = CP_STORE): Reco
 /** Env that selects a backend: a control plane gets it only from the harness or the test. */
 const BACKEND_ENV = ["DATABASE_URL", "REDIS_URL", "HANGAR_DATABASE_SCHEMA", "HANGAR_REDIS_PREFIX"];
 
+/**
+ * Where test control planes may deploy local directories from (HANGAR_CP_SOURCE_ROOTS; a test may give its
+ * own): the repository (examples/) and the temp directory the tests' projects are made in.
+ */
+export const TEST_SOURCE_ROOTS = [ROOT, realpathSync(tmpdir())].join(":");
+
 function cpEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of Object.keys(env)) if (k.startsWith("HANGAR_CP_")) delete env[k];
   for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
-  return { ...env, ...extra };
+  return { ...env, HANGAR_CP_SOURCE_ROOTS: TEST_SOURCE_ROOTS, ...extra };
 }
 
 /**

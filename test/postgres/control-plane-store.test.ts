@@ -423,7 +423,7 @@ describe("CpStore on PostgreSQL only", () => {
       await db.connect();
       try {
         const { rows } = await db.query(`SELECT version FROM ${ident(schema)}.schema_migrations`);
-        expect(rows.map((r) => r.version)).toEqual([1]);
+        expect(rows.map((r) => r.version)).toEqual([1, 2]);
         const idx = await db.query("SELECT indexname FROM pg_indexes WHERE schemaname = $1", [schema]);
         expect(idx.rows.map((r) => r.indexname)).toEqual(
           expect.arrayContaining(["listeners_tenant_compute", "deployments_tenant_name"]),
