@@ -42,6 +42,23 @@ export interface Broker {
   close(): Promise<void>;
 }
 
+/** The last object serialized, kept until the current synchronous turn ends (see `serialize`). */
+let lastSerialized: { value: object; json: string } | undefined;
+
+/**
+ * An event's data as JSON. A run publishes each event to its own log and its thread's one after the other:
+ * the same object in the same turn is serialized once and both logs share the text. (Only within a turn:
+ * an object published again later may have changed.)
+ */
+export function serialize(data: unknown): string {
+  if (typeof data !== "object" || data === null) return toJson(data);
+  if (lastSerialized?.value === data) return lastSerialized.json;
+  const entry = { value: data, json: toJson(data) };
+  if (!lastSerialized) queueMicrotask(() => (lastSerialized = undefined));
+  lastSerialized = entry;
+  return entry.json;
+}
+
 export class EventLog implements EventSource, EventSink {
   private events: StreamEvent[] = [];
   /** Id of events[0]; older events were dropped by retention. */
@@ -49,20 +66,37 @@ export class EventLog implements EventSource, EventSink {
   private waiters: (() => void)[] = [];
   closed = false;
 
-  /** @param maxEvents events kept for replay (older ones are dropped) */
-  constructor(private maxEvents = Infinity) {}
+  /** Size of the kept events' data (characters). */
+  private bytes = 0;
+
+  /**
+   * One copy of each event, whatever the number of subscribers: each reads the shared array at its own
+   * position. @param maxEvents, @param maxBytes what is kept for replay (older events are dropped)
+   */
+  constructor(
+    private maxEvents = Infinity,
+    private maxBytes = Infinity,
+  ) {}
 
   /** Appends an event; returns its id. */
   publish(event: string, data: unknown): number {
-    return this.publishRaw(event, toJson(data));
+    return this.publishRaw(event, serialize(data));
   }
 
   publishRaw(event: string, data: string): number {
     if (this.closed) return -1;
     const id = this.base + this.events.length;
     this.events.push({ id, event, data });
-    if (this.events.length > this.maxEvents) {
-      const drop = this.events.length - this.maxEvents;
+    this.bytes += data.length;
+    // Retention: by count and by size, but the newest event is always kept, however large.
+    let drop = 0;
+    while (
+      drop < this.events.length - 1 &&
+      (this.events.length - drop > this.maxEvents || this.bytes > this.maxBytes)
+    ) {
+      this.bytes -= this.events[drop++].data.length;
+    }
+    if (drop > 0) {
       this.events.splice(0, drop);
       this.base += drop;
     }
@@ -95,7 +129,11 @@ export class EventLog implements EventSource, EventSink {
     try {
       while (!signal?.aborted) {
         if (id < this.base) id = this.base;
-        while (id < this.nextId) yield this.events[id++ - this.base];
+        while (id < this.nextId && !signal?.aborted) {
+          // A subscriber that fell behind retention (its client was slow) goes on from the oldest event kept.
+          if (id < this.base) id = this.base;
+          yield this.events[id++ - this.base];
+        }
         if (this.closed) return;
         await new Promise<void>((res) => {
           wake = res;
@@ -120,10 +158,14 @@ export class StreamBroker implements Broker {
   private runs = new Map<string, RunChannel>();
   private threads = new Map<string, EventLog>();
 
-  /** @param resumableTtlMs how long a resumable run's events stay joinable after it ends */
+  /**
+   * @param resumableTtlMs how long a resumable run's events stay joinable after it ends
+   * @param threadLogEvents, @param threadLogBytes the latest events each thread's log keeps for replay
+   */
   constructor(
     private resumableTtlMs = 10 * 60_000,
     private threadLogEvents = 2_000,
+    private threadLogBytes = 2 * 1024 * 1024,
   ) {}
 
   open(runId: string): RunChannel {
@@ -151,7 +193,7 @@ export class StreamBroker implements Broker {
   thread(threadId: string): EventLog {
     let log = this.threads.get(threadId);
     if (!log) {
-      log = new EventLog(this.threadLogEvents);
+      log = new EventLog(this.threadLogEvents, this.threadLogBytes);
       this.threads.set(threadId, log);
     }
     return log;

@@ -9,7 +9,15 @@
 // and fans events out; a new reader interrupts the blocked XREAD (CLIENT UNBLOCK) so it is served at once.
 import { Redis } from "ioredis";
 import { toJson } from "../runs/serde.js";
-import type { Broker, EventSink, EventSource, StreamEvent, StreamFrom } from "./channel.js";
+import { streamLimits } from "./limits.js";
+import {
+  serialize,
+  type Broker,
+  type EventSink,
+  type EventSource,
+  type StreamEvent,
+  type StreamFrom,
+} from "./channel.js";
 
 /** Marks the end of a run's log; its data is the run's result. Never sent to clients. */
 export const END_EVENT = "__end__";
@@ -57,6 +65,10 @@ interface Reader {
   /** Last id delivered (exclusive start of what comes next). */
   cursor: number;
   queue: StreamEvent[];
+  /** Size of the queued events' data: at the buffer limit, nothing more is read for this reader. */
+  queued: number;
+  /** Left out of the read loop while its queue was full: it must be read for again once it drained. */
+  paused: boolean;
   wake?: () => void;
   ended: boolean;
 }
@@ -117,6 +129,8 @@ export class RedisBroker implements Broker {
   private loop: Promise<void> | undefined;
   private lastHint = 0;
   private handlers = new Map<string, (message: string) => void>();
+  /** Average size of an event's data lately: a read asks for about a reader's buffer worth of events. */
+  private entryBytes = 1024;
 
   constructor(private opts: RedisBrokerOptions) {
     this.pub = redisClient(opts.url, "hangar-pub", opts.log) as PublishingRedis;
@@ -161,7 +175,7 @@ export class RedisBroker implements Broker {
     const ttlMs = kind === "run" ? 24 * 3600_000 : 7 * 24 * 3600_000;
     const maxLen = kind === "run" ? 1_000_000 : (this.opts.threadLogEvents ?? 2_000);
     return {
-      publish: (event, data) => this.publishTo(key, event, toJson(data), ttlMs, maxLen),
+      publish: (event, data) => this.publishTo(key, event, serialize(data), ttlMs, maxLen),
       subscribe: (from, signal) => this.read(key, from, signal, kind === "run" ? id : undefined),
     };
   }
@@ -225,7 +239,7 @@ export class RedisBroker implements Broker {
       const last = (await this.pub.xrevrange(key, "+", "-", "COUNT", 1)) as [string, string[]][];
       cursor = last.length ? seqOf(last[0][0]) : 0;
     } else cursor = Math.max(from - 1, 0);
-    const reader: Reader = { key, cursor, queue: [], ended: false };
+    const reader: Reader = { key, cursor, queue: [], queued: 0, paused: false, ended: false };
     this.readers.add(reader);
     this.interrupt();
     const onAbort = () => reader.wake?.();
@@ -235,6 +249,7 @@ export class RedisBroker implements Broker {
       while (!signal?.aborted) {
         while (reader.queue.length) {
           const ev = reader.queue.shift()!;
+          reader.queued -= ev.data.length;
           idleChecks = 0;
           if (ev.event === END_EVENT) {
             if (withEnd) yield ev;
@@ -242,6 +257,11 @@ export class RedisBroker implements Broker {
           }
           if (ev.event === DROP_EVENT) return;
           yield ev;
+        }
+        // Its client caught up: read for it again (the read loop left it out while its queue was full).
+        if (reader.paused) {
+          reader.paused = false;
+          this.interrupt();
         }
         const woke = await new Promise<boolean>((resolve) => {
           const timer = setTimeout(() => resolve(false), 2_000);
@@ -264,6 +284,11 @@ export class RedisBroker implements Broker {
     }
   }
 
+  /** How many events one XREAD asks for per key: about `limit` bytes of them, between 1 and 1000. */
+  private batch(limit: number): number {
+    return Math.max(1, Math.min(1000, Math.floor(limit / Math.max(1, this.entryBytes))));
+  }
+
   /** Makes the blocked XREAD return so the next one includes new readers. */
   private interrupt(): void {
     this.idle?.();
@@ -284,14 +309,22 @@ export class RedisBroker implements Broker {
 
   private async readLoop(): Promise<void> {
     while (!this.closed) {
-      if (!this.readers.size) {
+      // Readers whose queue is full (their client does not keep up) are left out until they drain; a read
+      // serves only the readers it was made for (one added meanwhile may need older events).
+      const limit = streamLimits().bufferBytes;
+      const serving: Reader[] = [];
+      for (const r of this.readers) {
+        r.paused = r.queued >= limit;
+        if (!r.paused) serving.push(r);
+      }
+      if (!serving.length) {
         await new Promise<void>((r) => (this.idle = r));
         this.idle = undefined;
         continue;
       }
       // Per key, read from the oldest cursor of its readers.
       const cursors = new Map<string, number>();
-      for (const r of this.readers) {
+      for (const r of serving) {
         const c = cursors.get(r.key);
         if (c === undefined || r.cursor < c) cursors.set(r.key, r.cursor);
       }
@@ -301,8 +334,15 @@ export class RedisBroker implements Broker {
       try {
         this.iteration++;
         this.blocked = true;
-        reply = (await this.reader.xread("COUNT", 1000, "BLOCK", 5000, "STREAMS", ...keys, ...ids)) as
-          [string, [string, string[]][]][] | null;
+        reply = (await this.reader.xread(
+          "COUNT",
+          this.batch(limit),
+          "BLOCK",
+          5000,
+          "STREAMS",
+          ...keys,
+          ...ids,
+        )) as [string, [string, string[]][]][] | null;
       } catch (e) {
         if (this.closed) return;
         if (!/UNBLOCKED/.test((e as Error).message)) await new Promise((r) => setTimeout(r, 200));
@@ -311,14 +351,20 @@ export class RedisBroker implements Broker {
         this.blocked = false;
       }
       if (!reply) continue;
+      for (const [, entries] of reply) {
+        for (const [, fields] of entries) this.entryBytes = 0.9 * this.entryBytes + 0.1 * fields[3].length;
+      }
       for (const [key, entries] of reply) {
-        for (const r of this.readers) {
-          if (r.key !== key) continue;
+        for (const r of serving) {
+          if (r.key !== key || !this.readers.has(r)) continue;
           for (const [id, fields] of entries) {
+            // Up to the limit: the rest is read again from Redis once the reader has room.
+            if (r.queued >= limit) break;
             const seq = seqOf(id);
             if (seq <= r.cursor) continue;
             r.cursor = seq;
             r.queue.push({ id: seq, event: fields[1], data: fields[3] });
+            r.queued += fields[3].length;
           }
           if (r.queue.length) r.wake?.();
         }
