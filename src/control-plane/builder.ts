@@ -2,10 +2,10 @@
 // git), install dependencies, run the build command, then `hangar check` imports every graph. Writes build logs.
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cp, mkdir, rm, symlink } from "node:fs/promises";
-import { basename, dirname, isAbsolute, join, normalize, relative, resolve, sep } from "node:path";
-import * as tar from "tar";
+import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { childEnv, HANGAR_BIN, HANGAR_ROOT, runCommand, type CommandResult } from "./proc.js";
 import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
+import { extractSourceTarball, removeFailedBuild, TarballError } from "./tarball.js";
 import type { Deployment, LogLevel, Revision } from "./types.js";
 
 /** A build that failed; the message is the reason, one line (details are in the build log). */
@@ -181,6 +181,8 @@ export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
           : e
         : new BuildError(oneLine(`Build error: ${(e as Error).message}`));
     log("ERROR", `Build failed: ${err.message}`);
+    // Nothing of a failed build stays (its source, what its commands wrote).
+    await removeFailedBuild(dir).catch(() => {});
     throw err;
   }
 }
@@ -244,7 +246,15 @@ async function fetchSource(input: BuildInput, srcDir: string): Promise<string> {
     if (!inside(dataDir, file)) throw new BuildError(`source tarball "${rel}" is outside the data directory`);
     if (!existsSync(file)) throw new BuildError(`source tarball "${rel}" not found`);
     log("INFO", `Unpacking source tarball ${rel} (${statSync(file).size} bytes)`);
-    await unpack(file, srcDir);
+    try {
+      // Capped (HANGAR_CP_MAX_EXTRACTED_MB), entries and links leaving the folder refused.
+      await extractSourceTarball(file, srcDir);
+    } catch (e) {
+      const why = (e as Error).message;
+      throw new BuildError(
+        oneLine(e instanceof TarballError ? why : `could not unpack the source tarball: ${why}`),
+      );
+    }
     return tarballRoot(revision, deployment, srcDir);
   }
   if (deployment.source === "github") {
@@ -301,40 +311,6 @@ async function gitClone(
     await git(["checkout", "--detach", "FETCH_HEAD"], srcDir);
   }
   await git(["rev-parse", "HEAD"], srcDir);
-}
-
-/** Extracts a (gzip) tarball into `dir`, refusing entries (and links) that would land outside it. */
-async function unpack(file: string, dir: string): Promise<void> {
-  const refused: string[] = [];
-  const escapes = (p: string) => {
-    const n = normalize(p);
-    return isAbsolute(n) || n === ".." || n.startsWith(`..${sep}`);
-  };
-  try {
-    await tar.x({
-      file,
-      cwd: dir,
-      strict: true,
-      filter: (path, entry) => {
-        const e = entry as tar.ReadEntry;
-        let bad = escapes(path);
-        if (!bad && (e.type === "SymbolicLink" || e.type === "Link") && e.linkpath) {
-          const target =
-            e.type === "SymbolicLink" ? join(dirname(normalize(path)), e.linkpath) : normalize(e.linkpath);
-          bad = isAbsolute(e.linkpath) || escapes(target);
-        }
-        if (bad) refused.push(path);
-        return !bad;
-      },
-    });
-  } catch (e) {
-    throw new BuildError(oneLine(`could not unpack the source tarball: ${(e as Error).message}`));
-  }
-  if (refused.length) {
-    throw new BuildError(
-      `the source tarball has entries outside its directory: ${refused.slice(0, 3).join(", ")}`,
-    );
-  }
 }
 
 /**
