@@ -464,9 +464,16 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
       ).map(toRevision);
     },
     async setRevisionStatus(revisionId, status, message) {
+      // A failure's reason may quote a command's output: the deployment's secrets are masked in it.
+      let masked = message ?? null;
+      if (masked) {
+        const owner = await one(db, `SELECT deployment_id FROM ${t.revisions} WHERE id = $1`, [revisionId]);
+        const dep = owner ? await deploymentById(db, owner.deployment_id as string) : null;
+        masked = redactSecrets(masked, dep?.secrets ?? []);
+      }
       await db.query(
         `UPDATE ${t.revisions} SET status = $1, status_message = $2, updated_at = $3 WHERE id = $4`,
-        [status, text(message ?? null), now(), revisionId],
+        [status, text(masked), now(), revisionId],
       );
     },
     async skipPendingRevisions(deploymentId, exceptRevisionId) {

@@ -301,10 +301,13 @@ export function openCpSqliteStore(dataDir: string, opts: CpSqliteOptions = {}): 
       ).map(toRevision);
     },
     async setRevisionStatus(revisionId, status, message) {
+      // A failure's reason may quote a command's output: the deployment's secrets are masked in it.
+      const owner = message ? one("SELECT deployment_id FROM revisions WHERE id = ?", revisionId) : undefined;
+      const secrets = owner ? (deploymentById(owner.deployment_id)?.secrets ?? []) : [];
       run(
         "UPDATE revisions SET status = ?, status_message = ?, updated_at = ? WHERE id = ?",
         status,
-        message ?? null,
+        message ? redactSecrets(message, secrets) : null,
         now(),
         revisionId,
       );

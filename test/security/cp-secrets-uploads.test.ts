@@ -132,7 +132,7 @@ const assignedSecrets = async (api: CpClient, listenerId: string, deploymentId: 
 describe("secrets at rest", () => {
   // Attack: reading deployments' secrets from the control plane's database (a backup, a read-only DB user, a
   // copied SQLite file), or from the build logs of a build that prints its environment.
-  it("are not in the store in plain text, reach the deployment, and are masked in build logs", async () => {
+  it("are not in the store in plain text, reach the deployment, and are masked in build logs and failure reasons", async () => {
     const { cp, api } = await start({}, { reconcile: true });
     expect(cp.output()).toContain("generated the key that encrypts deployments' secrets");
     const secret = `greeting-${randomUUID()}`;
@@ -169,6 +169,16 @@ describe("secrets at rest", () => {
     const messages = logs.body.logs.map((l: any) => l.message as string);
     expect(messages).toContain("the greeting is ********");
     expect(JSON.stringify(logs.body)).not.toContain(secret);
+
+    // A build failing with the secret as its last line: the revision's reason has the mask instead.
+    const failing = await api.patch(`/v2/deployments/${d.id}`, {
+      source_config: { build_command: 'echo "$HANGAR_EXAMPLE_GREETING"; exit 3' },
+      source_revision_config: { langgraph_config_path: "langgraph.json" },
+    });
+    expect(failing.status).toBe(200);
+    const failed = await settle(api, d.id, failing.body.latest_revision_id);
+    expect(failed.status).toBe("BUILD_FAILED");
+    expect(failed.status_message).toBe("build_command failed (exit code 3): ********");
 
     const raw = await cpStoreDump(cp.dataDir);
     expect(raw).toContain(d.id);
