@@ -12,7 +12,8 @@ import { RawJson } from "../runs/json-cache.js";
 import { toJson } from "../runs/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
-import { installErrorHandler, notFoundRoute } from "./errors.js";
+import { frameworkErrorHandler, inputError, installErrorHandler, notFoundRoute } from "./errors.js";
+import { findInputProblem } from "../lib/json-limits.js";
 import { installCors } from "./cors.js";
 import { setLoopbackAddress } from "../lib/loopback.js";
 import { uiRoutes } from "./ui.js";
@@ -30,6 +31,8 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   const app = fastify({
     bodyLimit: BODY_LIMIT,
     forceCloseConnections: true,
+    // A URL that does not percent-decode (e.g. an encoded lone surrogate) is a 422 {detail}, not Fastify's 400.
+    frameworkErrors: frameworkErrorHandler,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
@@ -38,18 +41,33 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.
   app.setReplySerializer((payload) => (payload instanceof RawJson ? payload.json : toJson(payload)));
 
-  // An empty JSON body (SDK calls without a payload) is treated as {}.
+  // JSON bodies: an empty one (SDK calls without a payload) is treated as {}; malformed JSON, nesting deeper
+  // than MAX_JSON_DEPTH, and NUL or lone-surrogate strings or keys are refused with a 422 naming where.
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = (body as string).trim();
     if (!text) return done(null, {});
+    let parsed: unknown;
     try {
-      done(null, JSON.parse(text));
+      parsed = JSON.parse(text);
     } catch (e) {
       const err = e as Error & { statusCode?: number; code?: string };
       err.statusCode = 422;
       err.code = "FST_ERR_CTP_INVALID_JSON_BODY";
-      done(err, undefined);
+      return done(err, undefined);
+    }
+    const problem = findInputProblem(parsed);
+    if (problem) return done(inputError("body", problem), undefined);
+    done(null, parsed);
+  });
+  // Query strings and path parameters meet the same rule on strings (a NUL or lone surrogate is a 422).
+  app.addHook("preValidation", async (req) => {
+    for (const [root, values] of [
+      ["query", req.query],
+      ["path", req.params],
+    ] as const) {
+      const problem = findInputProblem(values);
+      if (problem) throw inputError(root, problem);
     }
   });
 
