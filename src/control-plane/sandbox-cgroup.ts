@@ -1,6 +1,14 @@
 // Cgroup limits (memory, CPU, number of processes) of sandboxed builds and Agent Servers: one cgroup per process
 // below the control plane's own, on cgroup v1 (one hierarchy per controller) or v2 (unified).
-import { existsSync, mkdirSync, readFileSync, readdirSync, rmdirSync, writeFileSync } from "node:fs";
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  rmdirSync,
+  statSync,
+  writeFileSync,
+} from "node:fs";
 import { join } from "node:path";
 
 export interface CgroupLimits {
@@ -66,6 +74,27 @@ function removeLater(dirs: string[]): void {
   attempt();
 }
 
+/**
+ * Removes the `hangar-*` cgroups left behind under `base` (a control plane killed, or gone before its last
+ * removal retry): only empty ones can go, and only those older than a minute (a newer one may be another
+ * control plane's, about to be joined).
+ */
+function sweep(base: string): void {
+  let names: string[];
+  try {
+    names = readdirSync(base).filter((n) => n.startsWith("hangar-"));
+  } catch {
+    return;
+  }
+  for (const name of names) {
+    try {
+      if (Date.now() - statSync(join(base, name)).mtimeMs > 60_000) rmdirSync(join(base, name));
+    } catch {
+      // in use, or already gone
+    }
+  }
+}
+
 function v1Support(limits: CgroupLimits): CgroupSupport | string {
   const own = ownCgroups().v1;
   const files: Record<string, [string, string][]> = {
@@ -82,6 +111,7 @@ function v1Support(limits: CgroupLimits): CgroupSupport | string {
     if (!mount || !own.has(c)) return `no cgroup v1 ${c} controller`;
     bases.push([c, join(mount, own.get(c)!)]);
   }
+  for (const [, base] of bases) sweep(base);
   return {
     describe: () =>
       `cgroup v1 limits: memory ${limits.memoryMb} MB, ${limits.cpus} CPU, ${limits.pids} processes`,
@@ -109,6 +139,7 @@ function v2Support(limits: CgroupLimits, path: string): CgroupSupport | string {
   const available = readFileSync(join(base, "cgroup.controllers"), "utf8").split(/\s+/);
   const missing = wanted.filter((c) => !available.includes(c));
   if (missing.length) return `cgroup v2 controllers missing: ${missing.join(", ")}`;
+  sweep(base);
   try {
     // Only possible where the control plane's cgroup has no process of its own (the root, or a delegated one).
     writeFileSync(join(base, "cgroup.subtree_control"), wanted.map((c) => `+${c}`).join(" "));
