@@ -5,6 +5,7 @@ import { cp, mkdir, rm, symlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
 import { childEnv, HANGAR_BIN, HANGAR_ROOT, runCommand, type CommandResult } from "./proc.js";
 import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
+import { checkLocalSource, localPathOf, parseSourceRoots } from "./source-roots.js";
 import { extractSourceTarball, removeFailedBuild, TarballError } from "./tarball.js";
 import type { Deployment, LogLevel, Revision } from "./types.js";
 
@@ -260,16 +261,32 @@ async function fetchSource(input: BuildInput, srcDir: string): Promise<string> {
   if (deployment.source === "github") {
     const url = deployment.source_config.repo_url;
     if (!url) throw new BuildError("source_config.repo_url is not set");
-    if (isAbsolute(url)) {
-      if (!existsSync(url) || !statSync(url).isDirectory()) {
-        throw new BuildError(`repo_url "${url}": no such directory`);
+    const local = localPathOf(url);
+    if (local !== null) {
+      // Checked again at build time (the create checked it too): the roots, or a link on the path, may have
+      // changed since. The copy runs outside the sandbox, so it reads only what the operator opened.
+      let roots: string[];
+      try {
+        roots = parseSourceRoots(process.env.HANGAR_CP_SOURCE_ROOTS);
+      } catch (e) {
+        throw new BuildError((e as Error).message);
       }
+      const checked = checkLocalSource(local, roots, [dataDir]);
+      if (!checked.ok) {
+        throw new BuildError(`repo_url "${url}" is not a directory under HANGAR_CP_SOURCE_ROOTS`);
+      }
+      // A file:// URL names a git repository (cloned below, at repo_ref); a path is copied as it is.
+      if (/^file:/i.test(url)) {
+        await gitClone(input, url, srcDir, signal, log);
+        return srcDir;
+      }
+      const from = checked.path;
       log("INFO", `Copying ${url} (without node_modules, .git, .hangar*)`);
-      await cp(url, srcDir, {
+      await cp(from, srcDir, {
         recursive: true,
         verbatimSymlinks: true,
         filter: (s) => {
-          if (s === url) return true;
+          if (s === from) return true;
           const name = basename(s);
           return name !== "node_modules" && name !== ".git" && !name.startsWith(".hangar");
         },

@@ -2,13 +2,18 @@
 // config), failing and interrupted commands, and its build log.
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BuildError, buildRevision, existingBuild } from "../../src/control-plane/builder.ts";
 import type { Deployment, DeploymentSource, Revision, SourceConfig } from "../../src/control-plane/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
+
+// The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
+// at build time): these tests build from projects in the system's temp directory.
+process.env.HANGAR_CP_SOURCE_ROOTS = realpathSync(tmpdir());
 
 let dataDir: string;
 let project: string;
@@ -153,9 +158,12 @@ describe("builder", () => {
     const missing = input("github", { repo_url: project });
     missing.args.revision.source_revision_config.langgraph_config_path = "nope/langgraph.json";
     expect(await buildFails(missing.args)).toContain('"nope/langgraph.json": no such file');
-    expect(await buildFails(input("github", { repo_url: "/no/such/dir" }).args)).toContain(
-      "no such directory",
-    );
+    // A path outside HANGAR_CP_SOURCE_ROOTS is refused at build time too, whether or not it exists.
+    for (const repo_url of ["/no/such/dir", "/etc"]) {
+      expect(await buildFails(input("github", { repo_url }).args)).toContain(
+        "is not a directory under HANGAR_CP_SOURCE_ROOTS",
+      );
+    }
   });
 
   it("stops a command when the build is interrupted", async () => {

@@ -4,7 +4,8 @@
 // its live revision when a build fails, brought back by a new reconciler, and deleted without leftovers.
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, realpathSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -14,6 +15,10 @@ import { registerDeploymentRoutes, type DeploymentRouter } from "../../src/contr
 import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
 import type { CpStore, Deployment, Revision, RevisionStatus } from "../../src/control-plane/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
+
+// The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
+// at build time): these tests build from projects in the system's temp directory.
+process.env.HANGAR_CP_SOURCE_ROOTS = realpathSync(tmpdir());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
