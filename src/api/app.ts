@@ -109,10 +109,12 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
     "DELETE /runs/crons/:cron_id": ["crons:delete"],
   };
   app.addHook("preHandler", async (req) => {
-    const found = events[`${req.method} ${req.routeOptions.url}`];
+    // A HEAD request runs its GET's handler, so it goes through the GET's auth handler too.
+    const method = req.method === "HEAD" ? "GET" : req.method;
+    const found = events[`${method} ${req.routeOptions.url}`];
     if (!found) return;
     const [event, nsField] = found;
-    const source = (req.method === "GET" ? req.query : req.body) as Record<string, unknown> | undefined;
+    const source = (method === "GET" ? req.query : req.body) as Record<string, unknown> | undefined;
     const value: Record<string, unknown> = { ...(source ?? {}) };
     if (nsField) {
       const ns = source?.[nsField];
