@@ -4,6 +4,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { StartedRun } from "../runs/service.js";
 import type { EventSource, StreamEvent, StreamFrom } from "../streams/channel.js";
 import { SseWriter } from "../streams/sse.js";
+import type { Json } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { conflict, notFound } from "./errors.js";
 import * as S from "./schemas.js";
@@ -49,7 +50,10 @@ export async function streamLog(
     gone.abort();
     opts.onGone?.();
   });
-  for await (const ev of log.subscribe(fromId, gone.signal)) if (!opts.keep || opts.keep(ev)) sse.send(ev);
+  // Backpressure: the next event is pulled only once the client has room for it (see SseWriter).
+  for await (const ev of log.subscribe(fromId, gone.signal)) {
+    if (!opts.keep || opts.keep(ev)) await sse.send(ev);
+  }
   await opts.beforeEnd?.().catch(() => {});
   sse.end();
 }
@@ -57,14 +61,30 @@ export async function streamLog(
 export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { runs, storage, guard } = ctx;
   /** A run on a thread: the user must be allowed to create runs there (a missing thread may be created). */
+  /**
+   * Metadata of a thread a run may create (if_not_exists "create", on_completion "keep"): what the create
+   * handler adds (an owner) and service_auth_user_id, so the thread is the caller's like one made by POST.
+   */
+  const newThreadOwner = async (req: FastifyRequest, threadId: string | null) => {
+    if (!guard.auth.custom || !req.user) return guard.owner(req);
+    const value = { thread_id: threadId, metadata: {} as Record<string, unknown> };
+    await guard.filter(req, "threads:create", value);
+    return { ...(value.metadata as Json), ...guard.owner(req) };
+  };
   const createOnThread = async (req: FastifyRequest, threadId: string, body: S.RunCreateStatefulT) => {
     const value = { thread_id: threadId, assistant_id: body.assistant_id, metadata: body.metadata ?? {} };
-    await guard.maybeThread(req, threadId, "threads:create_run", value);
-    return runs.createStateful(threadId, body, guard.owner(req));
+    const existing = await guard.maybeThread(req, threadId, "threads:create_run", value);
+    // The graph sees who started the run; nothing the client sent under those keys.
+    body.config = guard.runConfig(req, body.config);
+    const owner =
+      existing || body.if_not_exists !== "create" ? guard.owner(req) : await newThreadOwner(req, threadId);
+    return runs.createStateful(threadId, body, owner);
   };
   const createStateless = async (req: FastifyRequest, body: S.RunCreateStatelessT) => {
     await guard.filter(req, "threads:create_run", { thread_id: null, assistant_id: body.assistant_id });
-    return runs.createStateless(body, guard.owner(req));
+    body.config = guard.runConfig(req, body.config);
+    const owner = body.on_completion === "keep" ? await newThreadOwner(req, null) : guard.owner(req);
+    return runs.createStateless(body, owner);
   };
   const guardAs = (event: string) => async (req: FastifyRequest) => {
     await guard.thread(req, (req.params as { thread_id: string }).thread_id, event);
@@ -139,7 +159,8 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
     app.delete(
       "/threads/:thread_id/runs/:run_id",
-      { schema: { tags, params: S.RunIdParams } },
+      // As the official server: deleting a run is a threads:delete action on its thread (404 when hidden).
+      { schema: { tags, params: S.RunIdParams }, preHandler: guardAs("threads:delete") },
       async (req, reply) => {
         const { thread_id, run_id } = req.params;
         const run = await storage.runs.get(thread_id, run_id);
@@ -174,10 +195,23 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       { schema: { tags, body: S.CancelManyBody, querystring: S.CancelManyQuery } },
       async (req, reply) => {
         const b = req.body;
-        if (b.thread_id) await guard.thread(req, b.thread_id, "threads:update");
-        else await guard.filter(req, "threads:update", { run_ids: b.run_ids, status: b.status });
         if (!b.run_ids?.length && !b.status && !b.thread_id) {
           throw conflict("give run_ids, a status, or a thread_id to say which runs to cancel");
+        }
+        if (b.thread_id) await guard.thread(req, b.thread_id, "threads:update");
+        else if (guard.auth.custom && req.user) {
+          await guard.filter(req, "threads:update", { run_ids: b.run_ids, status: b.status });
+          // Across threads, only the runs the caller may cancel one by one: those of threads the update
+          // handler lets them see, and their own thread-less runs. Others' runs are skipped as unknown ids are.
+          const statuses = b.status === "pending" ? ["pending"] : b.status === "running" ? ["running"] : null;
+          const wanted = b.run_ids?.length ? new Set(b.run_ids) : null;
+          const allowed: string[] = [];
+          for (const run of await storage.runs.inFlight()) {
+            if (wanted ? !wanted.has(run.run_id) : statuses && !statuses.includes(run.status)) continue;
+            if (await guard.mayActOnRun(req, run, "threads:update")) allowed.push(run.run_id);
+          }
+          if (allowed.length) await runs.cancelMany({ run_ids: allowed, action: req.query.action });
+          return reply.status(204).send();
         }
         await runs.cancelMany({ ...b, action: req.query.action });
         return reply.status(204).send();

@@ -302,7 +302,10 @@ describe("custom auth on every path", () => {
       service_auth_user_id: "alice",
     });
     expect((await call("bob", "GET", `/threads/${id}`)).status).toBe(404);
-    const kept = await alice.runs.create(null, "whoami", { input: { note: "kept" }, onCompletion: "keep" });
+    const kept = await alice.runs.create(null, "whoami", {
+      input: { note: "kept" },
+      onCompletion: "keep",
+    } as any);
     expect(kept.thread_id).toBeTruthy();
     await alice.runs.join(kept.thread_id!, kept.run_id);
     expect((await alice.threads.get(kept.thread_id!)).metadata?.owner).toBe("alice");
