@@ -25,9 +25,12 @@ import { loadStoreIndex } from "./storage/store-index.js";
 import type { Storage } from "./storage/types.js";
 import { StreamBroker, type Broker } from "./streams/channel.js";
 import { RedisBroker } from "./streams/redis.js";
+import { configureStreams, DEFAULT_STREAM_LIMITS } from "./streams/limits.js";
 import { MigrationError } from "./storage/postgres/migrate.js";
 import { openPostgresStorage } from "./storage/postgres/index.js";
 import { PgRunQueue } from "./storage/postgres/queue.js";
+import { safeEqual } from "./lib/safe-equal.js";
+import { webhookPolicy } from "./runs/net-policy.js";
 
 export const VERSION: string = JSON.parse(
   readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../package.json"), "utf8"),
@@ -257,7 +260,17 @@ async function clusterBackend(
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => console.error(m));
+  try {
+    webhookPolicy(); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
+  } catch (e) {
+    throw new StartupError((e as Error).message);
+  }
   const project = loadProjectConfig(opts.configPath);
+  // What a stream holds for a client that does not read, and how long it waits for it (then drops it).
+  configureStreams({
+    bufferBytes: positiveInt("HANGAR_STREAM_BUFFER_BYTES", DEFAULT_STREAM_LIMITS.bufferBytes),
+    stallMs: positiveInt("HANGAR_STREAM_STALL_SECONDS", DEFAULT_STREAM_LIMITS.stallMs / 1000) * 1000,
+  });
   for (const w of project.warnings) log(`hangar: warning: ${w}`);
   applyEnv(project.env);
   const assistantDefaults = assistantDefaultsFromEnv();
@@ -379,7 +392,8 @@ function internalRoutes(app: FastifyInstance, backend: Backend, afterRecover: ()
   const token = process.env.HANGAR_INTERNAL_TOKEN;
   if (!token) return;
   app.post("/internal/recover", { schema: { hide: true } }, async (req, reply) => {
-    if (req.headers["x-hangar-internal-token"] !== token) {
+    const given = req.headers["x-hangar-internal-token"];
+    if (!safeEqual(typeof given === "string" ? given : undefined, token)) {
       return reply.status(403).send({ detail: "x-hangar-internal-token is missing or wrong" });
     }
     const recovered = backend.runs instanceof RunManager ? await backend.runs.recover() : 0;

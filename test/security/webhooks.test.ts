@@ -14,7 +14,15 @@ import {
   webhookPolicy,
 } from "../../src/runs/net-policy.ts";
 import { httpError } from "../helpers/http.ts";
-import { cleanupDir, noRetryClient, startHangar, type HangarProcess } from "../helpers/server.ts";
+import {
+  cleanupDir,
+  EXAMPLE_CONFIG,
+  noRetryClient,
+  runHangar,
+  startHangar,
+  tempDir,
+  type HangarProcess,
+} from "../helpers/server.ts";
 
 interface Hit {
   path: string;
@@ -259,6 +267,17 @@ describe("webhooks: the address policy", () => {
     expect(() => webhookPolicy({ HANGAR_WEBHOOK_ALLOW_ADDRESSES: "10.0.0.0/99" })).toThrow(
       /HANGAR_WEBHOOK_ALLOW_ADDRESSES/,
     );
+  });
+
+  it("a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the server at start, naming it", async () => {
+    const dir = tempDir();
+    const args = ["--config", EXAMPLE_CONFIG, "--port", "0", "--host", "127.0.0.1", "--data-dir", dir];
+    const { code, output } = await runHangar(["dev", ...args, "--no-reload"], {
+      HANGAR_WEBHOOK_ALLOW_ADDRESSES: "10.0.0.0/8,not-an-address",
+    });
+    cleanupDir(dir);
+    expect(code).toBe(1);
+    expect(output).toContain('HANGAR_WEBHOOK_ALLOW_ADDRESSES: "not-an-address" is not an address');
   });
 
   /** A POST through node:http with the sender's lookup, the name resolved by `resolve` (no DNS is asked). */
