@@ -6,6 +6,7 @@ import { metadataMatches } from "../auth/auth.js";
 import type { z } from "zod";
 import { findAssistant } from "../graphs/assistants.js";
 import { nextRunDate } from "../runs/crons.js";
+import { checkWebhookUrl } from "../runs/webhook.js";
 import type { Cron, Json } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
@@ -56,6 +57,8 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     body: z.infer<typeof S.CronCreate> | z.infer<typeof S.ThreadCronCreate>,
     threadId: string | null,
   ) => {
+    // A webhook its runs will call is checked now, as a run's is (and again when it is sent).
+    if (body.webhook) await checkWebhookUrl(body.webhook);
     const assistant = await findAssistant(storage, body.assistant_id);
     if (!assistant) throw notFound(`Assistant "${body.assistant_id}" not found`);
     // A cron on a thread runs there: the user must be allowed to create runs on it.
@@ -113,6 +116,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (req) => {
         const cur = await load(req, req.params.cron_id);
         const b = req.body;
+        if (b.webhook) await checkWebhookUrl(b.webhook);
         const schedule = b.schedule ?? cur.schedule;
         const timezone = b.timezone ?? cur.timezone;
         const endTime = b.end_time !== undefined ? b.end_time : cur.end_time;

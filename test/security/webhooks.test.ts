@@ -162,6 +162,30 @@ describe("webhooks: internal addresses refused at creation", () => {
     expect(b.hits).toEqual([]);
   });
 
+  // Attack: the same through a cron, whose runs would call the webhook later: refused when the cron is
+  // created or patched, nothing stored.
+  it("a cron's webhook is checked at create and patch", async () => {
+    const hook = `http://[::ffff:127.0.0.1]:${b.port}/hook`;
+    const created = await fetch(`${strict.url}/runs/crons`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ assistant_id: "chat", schedule: "0 0 1 1 *", webhook: hook }),
+    });
+    expect(created.status).toBe(422);
+    expect(((await created.json()) as { detail: string }).detail).toMatch(/^webhook: /);
+    expect(await strict.client.crons.search({})).toEqual([]);
+    const cron = await strict.client.crons.create("chat", { schedule: "0 0 1 1 *" });
+    const patched = await fetch(`${strict.url}/runs/crons/${cron.cron_id}`, {
+      method: "PATCH",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ webhook: hook }),
+    });
+    expect(patched.status).toBe(422);
+    const after = await strict.client.crons.search({});
+    expect(after.map((c) => (c.payload as { webhook?: string }).webhook ?? null)).toEqual([null]);
+    await strict.client.crons.delete(cron.cron_id);
+  });
+
   // Attack: the operator opened private addresses (HANGAR_WEBHOOK_ALLOW_PRIVATE); that must not open loopback
   // (also spelt as an IPv4-mapped address) nor the metadata endpoint.
   it("HANGAR_WEBHOOK_ALLOW_PRIVATE opens private ranges only", async () => {
