@@ -128,6 +128,7 @@ export async function recordRun(
     metadata: body.metadata ?? {},
     kwargs: kwargs as unknown as Json,
     multitask_strategy: strategy,
+    delay_seconds: body.after_seconds ?? 0,
   });
   if (threadId && thread) {
     await storage.threads.setState(threadId, {

@@ -164,6 +164,11 @@ export interface RunInput {
   metadata: Json;
   kwargs: Json;
   multitask_strategy: MultitaskStrategy;
+  /**
+   * after_seconds: the scale-out queue holds the run until then, from the moment it is inserted (a worker must
+   * never claim it in between); the embedded backend delays it in memory. Not part of the returned run.
+   */
+  delay_seconds?: number;
 }
 
 export interface RunStore {

@@ -15,10 +15,13 @@ export class PostgresRuns implements RunStore {
     requireUuid("assistant_id", input.assistant_id);
     if (input.thread_id !== null) requireUuid("thread_id", input.thread_id);
     const ts = now();
+    const { delay_seconds: delay, ...run } = input;
     await this.db.query(
       `INSERT INTO ${this.t.runs}
-         (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy)
-       VALUES ($1, $2, $3, $4, $4, $5, $6::jsonb, $7::jsonb, $8)`,
+         (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy,
+          not_before)
+       VALUES ($1, $2, $3, $4, $4, $5, $6::jsonb, $7::jsonb, $8,
+          CASE WHEN $9::float8 > 0 THEN now() + make_interval(secs => $9::float8) END)`,
       [
         input.run_id,
         input.thread_id,
@@ -28,9 +31,10 @@ export class PostgresRuns implements RunStore {
         jsonb(input.metadata ?? {}),
         jsonb(input.kwargs ?? {}),
         input.multitask_strategy,
+        delay ?? 0,
       ],
     );
-    return { ...input, created_at: ts, updated_at: ts };
+    return { ...run, created_at: ts, updated_at: ts };
   }
 
   async get(threadId: string, runId: string): Promise<Run | null> {

@@ -30,7 +30,8 @@ export class SqliteRuns implements RunStore {
       JSON.stringify(input.kwargs),
       input.multitask_strategy,
     );
-    return { ...input, created_at: ts, updated_at: ts };
+    const { delay_seconds: _delay, ...run } = input;
+    return { ...run, created_at: ts, updated_at: ts };
   }
 
   async get(threadId: string, runId: string): Promise<Run | null> {
