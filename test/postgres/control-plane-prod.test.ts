@@ -1,7 +1,8 @@
 // The local reconciler with the control plane on PostgreSQL + Redis: a `prod` deployment runs its Agent Server
 // on its own schema (d_<id>) and Redis prefix (d_<id>:), serves through the router, and its deletion drops both.
 import { randomUUID } from "node:crypto";
-import { cpSync } from "node:fs";
+import { cpSync, realpathSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -17,6 +18,10 @@ import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
 import type { CpStore } from "../../src/control-plane/types.ts";
 import { DATABASE_URL, REDIS_URL, testRedis } from "../helpers/backend.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
+
+// The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
+// at build time): this test builds from a project in the system's temp directory.
+process.env.HANGAR_CP_SOURCE_ROOTS = realpathSync(tmpdir());
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logs: string[] = [];
