@@ -56,6 +56,18 @@ export class Guard {
     return { ...base, configurable };
   }
 
+  /** The thread (null when missing) and whether the user may act on it with `event` (the handler's filter). */
+  private async lookUpThread(
+    req: FastifyRequest,
+    threadId: string,
+    event: string,
+    value: Json,
+  ): Promise<{ thread: Thread | null; visible: boolean }> {
+    const filter = await this.auth.authorize(req.user, event, { thread_id: threadId, ...value });
+    const thread = await this.storage.threads.get(threadId);
+    return { thread, visible: thread !== null && metadataMatches(thread.metadata, filter) };
+  }
+
   /** The thread if it exists and the user may act on it with `event`; null otherwise (never a 404). */
   async visibleThread(
     req: FastifyRequest,
@@ -63,9 +75,8 @@ export class Guard {
     event: string,
     value: Json = {},
   ): Promise<Thread | null> {
-    const filter = await this.auth.authorize(req.user, event, { thread_id: threadId, ...value });
-    const t = await this.storage.threads.get(threadId);
-    return t && metadataMatches(t.metadata, filter) ? t : null;
+    const { thread, visible } = await this.lookUpThread(req, threadId, event, value);
+    return visible ? thread : null;
   }
 
   /**
@@ -94,10 +105,9 @@ export class Guard {
     event: string,
     value: Json = {},
   ): Promise<Thread | null> {
-    const filter = await this.auth.authorize(req.user, event, { thread_id: threadId, ...value });
-    const t = await this.storage.threads.get(threadId);
-    if (t && !metadataMatches(t.metadata, filter)) throw notFound(`Thread "${threadId}" not found`);
-    return t;
+    const { thread, visible } = await this.lookUpThread(req, threadId, event, value);
+    if (thread && !visible) throw notFound(`Thread "${threadId}" not found`);
+    return thread;
   }
 
   /** The assistant if the user may act on it with `event`; 404 otherwise. */

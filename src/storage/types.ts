@@ -142,18 +142,18 @@ export interface ThreadStore {
   /** Deletes every checkpoint and pending write of the thread written after `mark` (rollback of a run). */
   rollbackCheckpoints(threadId: string, mark: unknown): Promise<void>;
   /** Records status and the latest values/interrupts after a run or state change. */
-  setState(
-    id: string,
-    update: {
-      status?: ThreadStatus;
-      values?: Json | null;
-      interrupts?: Json;
-      error?: unknown;
-      metadata?: Json;
-      /** Replaces the thread's config (what its graph is built from; set when a run is created). */
-      config?: Json;
-    },
-  ): Promise<void>;
+  setState(id: string, update: ThreadStateUpdate): Promise<void>;
+}
+
+/** What `setState` changes on a thread (absent fields stay as they are). */
+export interface ThreadStateUpdate {
+  status?: ThreadStatus;
+  values?: Json | null;
+  interrupts?: Json;
+  error?: unknown;
+  metadata?: Json;
+  /** Replaces the thread's config (what its graph is built from; set when a run is created). */
+  config?: Json;
 }
 
 export interface RunInput {

@@ -1,6 +1,6 @@
 // PostgreSQL thread store: thread rows, search with JSONB containment, and the operations on a thread's
 // checkpoints (in the tables of @langchain/langgraph-checkpoint-postgres, where thread_id is TEXT).
-import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStatus, ThreadStore } from "../types.js";
+import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStateUpdate, ThreadStore } from "../types.js";
 import { isUuid, jsonb, requireUuid, type Db, type Queryable } from "./db.js";
 import { containment, now, orderBy, toThread } from "./rows.js";
 
@@ -314,17 +314,7 @@ export class PostgresThreads implements ThreadStore {
     });
   }
 
-  async setState(
-    id: string,
-    u: {
-      status?: ThreadStatus;
-      values?: Json | null;
-      interrupts?: Json;
-      error?: unknown;
-      metadata?: Json;
-      config?: Json;
-    },
-  ): Promise<void> {
+  async setState(id: string, u: ThreadStateUpdate): Promise<void> {
     if (!isUuid(id)) return;
     const ts = now();
     const params: unknown[] = [ts];

@@ -1,6 +1,6 @@
 // SQLite thread store: thread rows, search with JSON containment, and atomic copy with checkpoints.
 import type Database from "better-sqlite3";
-import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStatus, ThreadStore } from "../types.js";
+import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStateUpdate, ThreadStore } from "../types.js";
 import { containmentSql } from "./json-filter.js";
 import { now, orderBy, statementCache, toThread } from "./rows.js";
 import type { WriteTracker } from "./write-tracker.js";
@@ -228,17 +228,7 @@ export class SqliteThreads implements ThreadStore {
     this.stmt("DELETE FROM writes WHERE thread_id = ? AND rowid > ?").run(threadId, m.writes);
   }
 
-  async setState(
-    id: string,
-    u: {
-      status?: ThreadStatus;
-      values?: Json | null;
-      interrupts?: Json;
-      error?: unknown;
-      metadata?: Json;
-      config?: Json;
-    },
-  ): Promise<void> {
+  async setState(id: string, u: ThreadStateUpdate): Promise<void> {
     this.begin();
     const sets: string[] = ["updated_at = ?"];
     const ts = now();
