@@ -1,5 +1,5 @@
 // Control plane records and the store interface shared by the API, the reconcilers and the store backends.
-// Field names follow the official Control Plane API (../shared/reference/control-plane-openapi.json).
+// Field names follow the official Control Plane API (test/fixtures/openapi/control-plane-openapi.json).
 
 export type Plan = "free" | "plus" | "enterprise" | "self_hosted_enterprise";
 
