@@ -32,8 +32,10 @@ const CP_POSTGRES = [
 export default defineConfig({
   test: {
     pool: "forks",
-    testTimeout: 60_000,
-    hookTimeout: 60_000,
+    // Only a guard against a hang: a test waits on conditions, each bounded with a message saying what it awaited
+    // (test/helpers/wait.ts), so a loaded machine makes a test slower, never failed by a clock.
+    testTimeout: 900_000,
+    hookTimeout: 900_000,
     fileParallelism: true,
     projects: [
       {

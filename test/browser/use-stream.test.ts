@@ -20,13 +20,13 @@ beforeAll(async () => {
   pageDir = await buildPage();
   site = await servePage(pageDir);
   browser = await launchChromium();
-}, 240_000);
+});
 
 afterAll(async () => {
   await browser?.close();
   await site?.close();
   if (pageDir) rmSync(pageDir, { recursive: true, force: true });
-}, 60_000);
+});
 
 /** Opens the page for `graph`, on `thread` if given; fails at once on an error shown by the page. */
 async function open(graph: string, thread?: string): Promise<Page> {

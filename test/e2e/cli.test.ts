@@ -27,7 +27,7 @@ afterAll(() => {
  * Runs `hangar <args>` to exit, like the harness's runHangar, but kills the process if it is still running
  * after a generous bound, so a server that wrongly starts cannot leak (the test then fails on the exit code).
  */
-function runCli(args: string[], boundMs = 30_000): Promise<{ code: number | null; output: string }> {
+function runCli(args: string[], boundMs = 60_000): Promise<{ code: number | null; output: string }> {
   return new Promise((res) => {
     const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";

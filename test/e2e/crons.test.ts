@@ -3,24 +3,10 @@
 import { describe, expect, it } from "vitest";
 import { httpError, postJson } from "../helpers/http.ts";
 import { useHangar } from "../helpers/server.ts";
+import { waitFor as eventually } from "../helpers/wait.ts";
 
 const hangar = useHangar();
 const EVERY_SECOND = "* * * * * *";
-
-/** Polls until `check` returns a value (bounded; the failure says what was awaited). */
-async function eventually<T>(
-  what: string,
-  check: () => Promise<T | undefined>,
-  boundMs = 15_000,
-): Promise<T> {
-  const deadline = Date.now() + boundMs;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 const threadsOf = (cronId: string) =>
   hangar.client.threads.search({ metadata: { cron_id: cronId }, limit: 100 });
@@ -42,7 +28,7 @@ describe("crons", () => {
     for (const t of threads.slice(0, 2)) {
       const runs = await eventually("the run to finish", async () => {
         const r = await client.runs.list(t.thread_id);
-        return r.length && r.every((x) => x.status === "success") ? r : undefined;
+        return r.length > 0 && r.every((x) => x.status === "success") ? r : undefined;
       });
       expect(runs).toHaveLength(1);
       expect(runs[0].metadata?.cron_id).toBe(cron.cron_id);
@@ -73,7 +59,7 @@ describe("crons", () => {
     expect(ended.cron_id).toBe(cron.cron_id);
     const runs = await eventually("its runs to finish", async () => {
       const r = await client.runs.list(thread.thread_id, { limit: 100 });
-      return r.length && r.every((x) => x.status === "success") ? r : undefined;
+      return r.length > 0 && r.every((x) => x.status === "success") ? r : undefined;
     });
     expect(runs.length).toBeGreaterThanOrEqual(1);
     for (const r of runs) expect(r.metadata?.cron_id).toBe(cron.cron_id);

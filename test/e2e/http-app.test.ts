@@ -124,7 +124,7 @@ describe("http.app", () => {
     }
     ac.abort();
     await expect
-      .poll(async () => (await hangar.client.runs.list(thread.thread_id))[0]?.status, { timeout: 20_000 })
+      .poll(async () => (await hangar.client.runs.list(thread.thread_id))[0]?.status, { timeout: 60_000 })
       .toBe("interrupted");
   });
 
@@ -155,7 +155,7 @@ describe("http.app", () => {
           const hooks = (await (await fetch(`${hangar.server.url}/custom/hooks`)).json()) as any[];
           return hooks.find((h) => h.run_id === run.run_id);
         },
-        { timeout: 20_000 },
+        { timeout: 60_000 },
       )
       .toMatchObject({ run_id: run.run_id, status: "success", values: { text: "hooked" } });
   });

@@ -3,6 +3,7 @@
 // with its token, that the predecessor is gone (POST /internal/recover).
 import { describe, expect, it } from "vitest";
 import { useHangar } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const TOKEN = "successor-test-token";
 const hangar = useHangar({ env: { HANGAR_RECOVER_ON_START: "false", HANGAR_INTERNAL_TOKEN: TOKEN } });
@@ -33,9 +34,7 @@ describe("a successor revision", () => {
     const ok = await recover(TOKEN);
     expect(ok.status).toBe(200);
     expect(await ok.json()).toEqual({ recovered: expect.any(Number) });
-    const deadline = Date.now() + 15_000;
-    while ((await fired()) === 0 && Date.now() < deadline) await sleep(200);
-    expect(await fired()).toBeGreaterThan(0);
+    await waitFor("the cron to fire after recover", async () => ((await fired()) > 0 ? true : undefined));
     await client.crons.delete(cron.cron_id);
   });
 });

@@ -3,6 +3,7 @@ import { join } from "node:path";
 import { describe, expect, it } from "vitest";
 import { httpError, postJson, unique } from "../helpers/http.ts";
 import { ROOT, useHangar } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const hangar = useHangar({ config: join(ROOT, "test/fixtures/store-project/langgraph.json") });
 
@@ -106,13 +107,9 @@ describe("store TTL", () => {
     const ns = [unique("ttl")];
     // A TTL of 0.001 minutes (60 ms): wait for it to pass by reading until it is gone (bounded).
     await client.store.putItem(ns, "short", { v: 1 }, { ttl: 0.001 });
-    const deadline = Date.now() + 10_000;
-    let item = await client.store.getItem(ns, "short", { refreshTtl: false });
-    while (item && Date.now() < deadline) {
-      await new Promise((r) => setTimeout(r, 50));
-      item = await client.store.getItem(ns, "short", { refreshTtl: false });
-    }
-    expect(item).toBeNull();
+    await waitFor("the short-lived item to expire", async () =>
+      (await client.store.getItem(ns, "short", { refreshTtl: false })) === null ? true : undefined,
+    );
     expect((await client.store.searchItems(ns)).items).toEqual([]);
     await client.store.putItem(ns, "long", { v: 2 }, { ttl: 60 });
     expect((await client.store.getItem(ns, "long"))?.value).toEqual({ v: 2 });

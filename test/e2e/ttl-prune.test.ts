@@ -4,6 +4,7 @@ import { describe, expect, it } from "vitest";
 import { httpError, postJson } from "../helpers/http.ts";
 import { join } from "node:path";
 import { ROOT, useHangar } from "../helpers/server.ts";
+import { waitFor as eventually } from "../helpers/wait.ts";
 
 const hangar = useHangar({ env: { HANGAR_SWEEP_INTERVAL_MS: "100" } });
 const withDefault = useHangar({
@@ -11,16 +12,6 @@ const withDefault = useHangar({
   env: { HANGAR_SWEEP_INTERVAL_MS: "100" },
 });
 const INPUT = { messages: [{ role: "user", content: "hi" }] };
-
-async function eventually<T>(what: string, check: () => Promise<T | undefined>): Promise<T> {
-  const deadline = Date.now() + 15_000;
-  for (;;) {
-    const v = await check();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
 
 async function threadWithRuns(n: number, ttl?: { ttl: number; strategy: "delete" | "keep_latest" }) {
   const { server, client } = hangar;

@@ -61,7 +61,7 @@ beforeAll(async () => {
   apis = procs.slice(0, 2);
   workers = procs.slice(2);
   clients = apis.map((a) => noRetryClient(a.url));
-}, 120_000);
+});
 
 afterAll(async () => {
   await Promise.all(procs.map((p) => p.stop()));

@@ -18,12 +18,12 @@ import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
 import type { CpStore } from "../../src/control-plane/types.ts";
 import { DATABASE_URL, REDIS_URL, testRedis } from "../helpers/backend.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
 // at build time): this test builds from a project in the system's temp directory.
 process.env.HANGAR_CP_SOURCE_ROOTS = realpathSync(tmpdir());
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const logs: string[] = [];
 let cpDir: string;
 let projectDir: string;
@@ -33,18 +33,14 @@ let router: DeploymentRouter;
 let reconciler: LocalReconciler;
 let base: string;
 
-async function until<T>(
-  what: string,
-  fn: () => Promise<T | undefined | null | false>,
-  ms = 90_000,
-): Promise<T> {
-  const deadline = Date.now() + ms;
-  for (;;) {
-    const v = await fn();
-    if (v) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}\n${logs.join("\n")}`);
-    await sleep(100);
-  }
+/** Waits (bounded) until `fn` answers; the failure carries the deployments' logs. */
+function until<T>(what: string, fn: () => Promise<T | undefined | null | false>, ms = 90_000): Promise<T> {
+  return waitFor(
+    () => `${what}\n${logs.join("\n")}`,
+    async () => (await fn()) || undefined,
+    ms,
+    100,
+  );
 }
 
 async function schemaExists(schema: string): Promise<boolean> {

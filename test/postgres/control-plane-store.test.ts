@@ -19,6 +19,7 @@ import {
 import { DATABASE_URL, ident, testPg } from "../helpers/backend.ts";
 import { cpAdmin, cpClient, createdKey, startCp, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, tempDir } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const dirs: string[] = [];
 const pgSchemas: string[] = [];
@@ -456,7 +457,7 @@ describe("hangar control-plane with DATABASE_URL", () => {
       store: "postgres",
       env: { HANGAR_CP_BOOTSTRAP_API_KEY: "pg-boot-key", HANGAR_CP_BOOTSTRAP_PLAN: "self_hosted_enterprise" },
     });
-    for (let i = 0; i < 100 && !cp.output().includes("docs:"); i++) await sleep(20);
+    await waitFor("the control plane's start-up banner", () => cp!.output().includes("docs:"));
     expect(cp.output()).toMatch(new RegExp(`store: +PostgreSQL at \\S+, schema "${cp.schema}"`));
     expect(existsSync(join(cp.dataDir, "control-plane.db"))).toBe(false);
     const c = cpClient(cp.url, { "X-Api-Key": "pg-boot-key" });

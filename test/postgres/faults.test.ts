@@ -54,7 +54,7 @@ afterAll(async () => {
   for (const s of schemas) await admin.query(`DROP SCHEMA IF EXISTS ${ident(s)} CASCADE`).catch(() => {});
   await admin.end();
   scratch.cleanup();
-}, 30_000);
+});
 
 function exited(p: ChildProcess): boolean {
   return p.exitCode !== null || p.signalCode !== null;
@@ -104,23 +104,22 @@ class RedisServer {
     proc.stdout!.on("data", (d) => (this.out += d));
     proc.stderr!.on("data", (d) => (this.out += d));
     proc.once("error", (e) => (this.out += `spawn failed: ${e.message}\n`));
-    const deadline = Date.now() + 10_000;
-    for (;;) {
-      if (exited(proc) || Date.now() > deadline) {
-        throw new Error(`redis-server on port ${this.port} did not start:\n${this.out}`);
-      }
-      const client = testRedis(this.url);
-      client.on("error", () => {});
-      try {
-        await client.connect();
-        if ((await client.ping()) === "PONG") return;
-      } catch {
-        // not listening yet
-      } finally {
-        client.disconnect();
-      }
-      await sleep(50);
-    }
+    await waitFor(
+      () => `redis-server on port ${this.port} to start:\n${this.out}`,
+      async () => {
+        if (exited(proc)) throw new Error(`redis-server on port ${this.port} exited:\n${this.out}`);
+        const client = testRedis(this.url);
+        client.on("error", () => {});
+        try {
+          await client.connect();
+          return (await client.ping()) === "PONG";
+        } finally {
+          client.disconnect();
+        }
+      },
+      10_000,
+      50,
+    );
   }
 
   async kill(signal: NodeJS.Signals): Promise<void> {
@@ -351,7 +350,7 @@ describe("a worker SIGKILLed mid-run", () => {
       run_id: run.run_id,
       attempt: 2,
     });
-  }, 90_000);
+  });
 });
 
 describe("Redis restarted while a client streams a run", () => {
@@ -448,7 +447,7 @@ describe("Redis restarted while a client streams a run", () => {
     const replayed = await replay.rest("the replay of the run after the restart");
     expectIncreasingIds(replayed, "replay after the restart");
     expect(valueLogs(replayed).at(-1)).toEqual(logOf("n", 3));
-  }, 90_000);
+  });
 });
 
 describe("PostgreSQL terminating a server's connections", () => {
@@ -627,7 +626,7 @@ describe("PostgreSQL terminating a server's connections", () => {
     const runs = await client.runs.list(fresh);
     expect(runs.map((r) => r.status)).toEqual(["success"]);
     expect(exited(server!.proc)).toBe(false);
-  }, 90_000);
+  });
 
   it("a run executing while its connections are terminated still finishes, from its checkpoints", async () => {
     dumpOnFailure(() => [server]);
@@ -650,7 +649,7 @@ describe("PostgreSQL terminating a server's connections", () => {
     expect(values.log).toEqual(logOf("m", STEPS));
     expect((await client.runs.get(thread_id, run.run_id)).status).toBe("success");
     expect(exited(server!.proc)).toBe(false);
-  }, 90_000);
+  });
 
   // Last in the file: when it fails, the server may be gone.
   it("PostgreSQL unreachable for 2 s while runs execute: the process stays alive, no run is left running, it serves again", async () => {
@@ -691,5 +690,5 @@ describe("PostgreSQL terminating a server's connections", () => {
     );
     expect(values.log).toEqual(logOf("b", 3));
     expect(exited(server!.proc)).toBe(false);
-  }, 90_000);
+  });
 });

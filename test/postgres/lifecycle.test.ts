@@ -91,7 +91,7 @@ describe("several workers", () => {
       streamResumable: true,
     } as any);
     // Wait until a worker is a couple of steps in, then stop that worker gracefully.
-    await waitFor("two steps done", () => markerLines(marker).includes("done long:1"), 20_000);
+    await waitFor("two steps done", () => markerLines(marker).includes("done long:1"));
     // worker_id is <host>:<pid>:<random>: the pid says which child holds the run.
     const db = testPg();
     await db.connect();

@@ -36,7 +36,7 @@ async function call(who: Who, method: string, path: string, body?: unknown) {
 async function eventually<T>(
   what: string,
   check: () => Promise<T | undefined>,
-  boundMs = 20_000,
+  boundMs = 60_000,
 ): Promise<T> {
   const deadline = Date.now() + boundMs;
   for (;;) {
