@@ -46,6 +46,7 @@ export default defineConfig({
           // test/browser: a React page with useStream in Debian's Chromium (needs /usr/bin/chromium).
           include: [
             "test/e2e/**/*.test.ts",
+            "test/unit/**/*.test.ts",
             "test/control-plane/**/*.test.ts",
             "test/browser/**/*.test.ts",
             "test/security/**/*.test.ts",

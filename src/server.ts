@@ -15,6 +15,7 @@ import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
 import { ClusterRunManager } from "./runs/cluster.js";
+import { PgRunQueue } from "./runs/postgres-queue.js";
 import { RunManager } from "./runs/manager.js";
 import type { RunService } from "./runs/service.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
@@ -28,7 +29,6 @@ import { RedisBroker } from "./streams/redis.js";
 import { configureStreams, DEFAULT_STREAM_LIMITS } from "./streams/limits.js";
 import { MigrationError } from "./storage/postgres/migrate.js";
 import { openPostgresStorage } from "./storage/postgres/index.js";
-import { PgRunQueue } from "./storage/postgres/queue.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { webhookPolicy } from "./runs/net-policy.js";
 
@@ -217,7 +217,7 @@ async function clusterBackend(
   );
   let broker: RedisBroker | undefined;
   try {
-    const queue = new PgRunQueue(storage.pool, cluster.schema);
+    const queue = new PgRunQueue(storage.pool, cluster.schema, storage.runs);
     broker = new RedisBroker({
       url: cluster.redisUrl,
       prefix: cluster.redisPrefix,
@@ -299,7 +299,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     );
     const guard = new Guard(auth, storage);
     const metrics = new Metrics(() => runs.stats());
-    runs.onFinished = (status) => metrics.runsFinished.labels(status).inc();
+    runs.onFinished((status) => metrics.runsFinished.labels(status).inc());
     const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
     app = backend.api
       ? await buildApp(
@@ -396,7 +396,7 @@ function internalRoutes(app: FastifyInstance, backend: Backend, afterRecover: ()
     if (!safeEqual(typeof given === "string" ? given : undefined, token)) {
       return reply.status(403).send({ detail: "x-hangar-internal-token is missing or wrong" });
     }
-    const recovered = backend.runs instanceof RunManager ? await backend.runs.recover() : 0;
+    const recovered = await backend.runs.recover();
     afterRecover();
     return { recovered };
   });

@@ -7,10 +7,8 @@ import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
-import type { ClaimedRun, PgRunQueue } from "../storage/postgres/queue.js";
 import type { Json, Run, RunStatus, Storage } from "../storage/types.js";
-import type { EventSource } from "../streams/channel.js";
-import type { RedisBroker } from "../streams/redis.js";
+import type { ClusterBroker, EventSource } from "../streams/channel.js";
 import {
   announceEnd,
   executeJob,
@@ -21,8 +19,9 @@ import {
   type RunResult,
 } from "./execute-job.js";
 import type { RunKwargs } from "./executor.js";
-import type { RunService, StartedRun } from "./service.js";
-import { checkRunBody, keptRun, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
+import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
+import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
+import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, runThread } from "./create.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -64,16 +63,18 @@ export class ClusterRunManager implements RunService {
   private pumping = false;
   private pumpAgain = false;
   private timers: NodeJS.Timeout[] = [];
-  onFinished: (status: string) => void = () => {};
+  private finished: FinishListeners;
 
   constructor(
     private storage: Storage,
-    private queue: PgRunQueue,
+    private queue: LeasedRunQueue,
     private graphs: GraphRegistry,
-    private broker: RedisBroker,
+    private broker: ClusterBroker,
     private log: (msg: string) => void,
     private opts: ClusterOptions,
-  ) {}
+  ) {
+    this.finished = new FinishListeners(log);
+  }
 
   private get deps(): RunDeps {
     return { storage: this.storage, graphs: this.graphs, broker: this.broker, log: this.log };
@@ -106,13 +107,11 @@ export class ClusterRunManager implements RunService {
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
-    const current = (await this.queue.active(threadId)).find((r) => !r.delayed);
-    rejectIfBusy(threadId, current?.run_id, strategy);
-    const { run } = await recordRun(this.storage, threadId, body, assistant, strategy, thread);
-    const runId = run.run_id;
-    const first = Boolean(current) && (strategy === "interrupt" || strategy === "rollback");
-    await this.queue.place(runId, { first, afterSeconds: body.after_seconds ?? 0 });
-    if (first) await this.requestCancel(current!.run_id, strategy as CancelAction);
+    // Admitted first in line under interrupt/rollback (with after_seconds: not before then).
+    const { run, current } = await admitRun(this.queue, this.storage, thread, body, assistant);
+    if (current && (strategy === "interrupt" || strategy === "rollback")) {
+      await this.requestCancel(current, strategy);
+    }
     await this.wake();
     return this.started(run);
   }
@@ -124,10 +123,9 @@ export class ClusterRunManager implements RunService {
       const kept = await keptRun(this.storage, assistant, owner, body);
       return this.createStateful(kept.threadId, kept.body);
     }
-    // The run is recorded so a worker can take it; the worker deletes the record when it ends.
-    const { run } = await recordRun(this.storage, null, body, assistant, "reject");
-    const runId = run.run_id;
-    await this.queue.place(runId, { first: false, afterSeconds: body.after_seconds ?? 0 });
+    // The run is recorded (with after_seconds: not before then) so a worker can take it; the worker deletes
+    // the record when it ends.
+    const run = await recordRun(this.storage, body, assistant);
     await this.wake();
     return this.started(run);
   }
@@ -178,7 +176,7 @@ export class ClusterRunManager implements RunService {
       const resumable = Boolean((r.run.kwargs as Json).stream_resumable);
       const payload: EndPayload = { status: "interrupted", output: null };
       this.broker.finish(runId, resumable, payload);
-      this.onFinished("interrupted");
+      this.finished.emit("interrupted");
       // The thread is no longer busy if no other run of it waits.
       const threadId = r.run.thread_id;
       if (threadId && !(await this.queue.active(threadId)).length) await settleThread(this.deps, threadId);
@@ -239,11 +237,20 @@ export class ClusterRunManager implements RunService {
   }
 
   async isBusy(threadId: string): Promise<boolean> {
-    return (await this.queue.active(threadId)).some((r) => !r.delayed);
+    return (await this.queue.current(threadId)) !== undefined;
   }
 
   stats(): Promise<{ pending: number; running: number }> {
     return this.queue.counts();
+  }
+
+  onFinished(listener: FinishListener): () => void {
+    return this.finished.add(listener);
+  }
+
+  /** Nothing to do: runs of a stopped worker come back to the queue when their lease expires. */
+  async recover(): Promise<number> {
+    return 0;
   }
 
   // --- worker side ---
@@ -334,7 +341,7 @@ export class ClusterRunManager implements RunService {
     const status = ex.cancelAction ? "interrupted" : result.status;
     const end: EndPayload = { status: status as RunStatus, output: result.output, error: result.error };
     this.broker.finish(run.run_id, resumable, end);
-    this.onFinished(status);
+    this.finished.emit(status);
     announceEnd(this.deps, run, result, status);
   }
 

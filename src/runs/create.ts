@@ -1,13 +1,14 @@
 // What creating a run means whatever executes it (embedded manager or scale-out queue): the assistant and
-// its graph must exist, the body must be consistent, the thread is found or created, the run is recorded.
+// its graph must exist, the body must be consistent, the thread is found or created, the run is admitted.
 import { randomUUID } from "node:crypto";
 import { conflict, notFound, unprocessable } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import type { Assistant, Json, Run, Storage, Thread } from "../storage/types.js";
+import type { Assistant, Json, Run, RunInput, Storage, Thread } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
 import { buildKwargs } from "./kwargs.js";
+import type { RunQueue } from "./queue.js";
 import { checkWebhookUrl } from "./webhook.js";
 
 /** The run's assistant (by id or graph id), whose graph this server has loaded; 404 (official wording) otherwise. */
@@ -86,11 +87,9 @@ export async function keptRun(
   return { threadId, body: { ...rest, multitask_strategy: "enqueue", if_not_exists: "reject" } };
 }
 
-/** 409 when the thread is busy and the strategy is "reject". */
-export function rejectIfBusy(threadId: string, busyWith: string | undefined, strategy: string): void {
-  if (busyWith && strategy === "reject") {
-    throw conflict(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
-  }
+/** The 409 of a run refused under "reject" because its thread is busy. */
+export function threadBusy(threadId: string, busyWith: string): Error {
+  return conflict(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
 }
 
 const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
@@ -105,22 +104,16 @@ function threadConfig(assistant: Assistant, thread: Thread, body: { config?: Jso
   return { ...Object.assign({}, ...layers), configurable };
 }
 
-/**
- * Records a pending run on a thread (or with no thread, `threadId` null); returns it and its kwargs. A run on
- * a thread marks it at once, before the run starts (also one waiting for after_seconds): busy, with the
- * run's graph and assistant in its metadata, and the run's config.
- */
-export async function recordRun(
-  storage: Storage,
+/** A new pending run's record (on a thread, or with no thread: `threadId` null) and its kwargs. */
+function newRun(
   threadId: string | null,
   body: RunCreateStatefulT | RunCreateStatelessT,
   assistant: Assistant,
   strategy: Run["multitask_strategy"],
-  thread?: Thread,
-): Promise<{ run: Run; kwargs: RunKwargs }> {
+): { input: RunInput; kwargs: RunKwargs } {
   const runId = randomUUID();
   const kwargs = buildKwargs(body, assistant, runId, threadId);
-  const run = await storage.runs.create({
+  const input: RunInput = {
     run_id: runId,
     thread_id: threadId,
     assistant_id: assistant.assistant_id,
@@ -129,13 +122,40 @@ export async function recordRun(
     kwargs: kwargs as unknown as Json,
     multitask_strategy: strategy,
     delay_seconds: body.after_seconds ?? 0,
+  };
+  return { input, kwargs };
+}
+
+/** Records a pending run with no thread (one a worker takes from the scale-out queue); returns it. */
+export async function recordRun(
+  storage: Storage,
+  body: RunCreateStatelessT,
+  assistant: Assistant,
+): Promise<Run> {
+  return storage.runs.create(newRun(null, body, assistant, "reject").input);
+}
+
+/**
+ * Admits a run on a thread through the queue (the busy check and the insert in one atomic step): under
+ * "reject" a busy thread answers 409 and nothing is recorded. An admitted run marks its thread at once,
+ * before it starts (also one waiting for after_seconds): busy, with the run's graph and assistant in its
+ * metadata, and the run's config. Returns the run, its kwargs, and the run that held the thread then.
+ */
+export async function admitRun(
+  queue: RunQueue,
+  storage: Storage,
+  thread: Thread,
+  body: RunCreateStatefulT,
+  assistant: Assistant,
+): Promise<{ run: Run; kwargs: RunKwargs; current: string | null }> {
+  const threadId = thread.thread_id;
+  const { input, kwargs } = newRun(threadId, body, assistant, body.multitask_strategy);
+  const admitted = await queue.admit({ ...input, thread_id: threadId });
+  if (!admitted.run) throw threadBusy(threadId, admitted.current);
+  await storage.threads.setState(threadId, {
+    status: "busy",
+    metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+    config: threadConfig(assistant, thread, body),
   });
-  if (threadId && thread) {
-    await storage.threads.setState(threadId, {
-      status: "busy",
-      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-      config: threadConfig(assistant, thread, body),
-    });
-  }
-  return { run, kwargs };
+  return { run: admitted.run, kwargs, current: admitted.current };
 }

@@ -6,8 +6,8 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../api/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
 import type { Assistant, Json, Run, RunStatus, Storage } from "../storage/types.js";
-import type { EventSource, RunChannel, StreamBroker } from "../streams/channel.js";
-import type { RunService, StartedRun } from "./service.js";
+import type { Broker, EventSink, EventSource } from "../streams/channel.js";
+import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import type { RunKwargs } from "./executor.js";
 import {
   announceEnd,
@@ -19,8 +19,8 @@ import {
   type RunResult,
 } from "./execute-job.js";
 import { buildKwargs } from "./kwargs.js";
-import { RunQueue } from "./queue.js";
-import { checkRunBody, keptRun, recordRun, rejectIfBusy, runAssistant, runThread } from "./create.js";
+import { LocalRunQueue } from "./local-queue.js";
+import { admitRun, checkRunBody, keptRun, runAssistant, runThread } from "./create.js";
 
 export type { StartedRun } from "./service.js";
 
@@ -30,7 +30,7 @@ interface Job {
   run: Run;
   assistant: Assistant;
   kwargs: RunKwargs;
-  channel: RunChannel;
+  channel: EventSink & EventSource;
   controller: AbortController;
   attempt: number;
   resolve: (r: RunResult) => void;
@@ -53,17 +53,19 @@ export interface RunManagerOptions {
 export class RunManager implements RunService {
   /** Live jobs (queued or executing) by run id. */
   private jobs = new Map<string, Job>();
-  private queue: RunQueue<Job>;
+  private queue: LocalRunQueue<Job>;
   private shuttingDown = false;
+  private finished: FinishListeners;
 
   constructor(
     private storage: Storage,
     private graphs: GraphRegistry,
-    private broker: StreamBroker,
+    private broker: Broker,
     private log: (msg: string) => void,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
-    this.queue = new RunQueue(opts.maxConcurrent, (job) => this.execute(job));
+    this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
+    this.finished = new FinishListeners(log);
   }
 
   private get deps(): RunDeps {
@@ -75,17 +77,16 @@ export class RunManager implements RunService {
     await checkRunBody(body);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
-    const current = this.queue.holder(threadId);
     const strategy = body.multitask_strategy;
-    rejectIfBusy(threadId, current?.run.run_id, strategy);
-    const { run, kwargs } = await recordRun(this.storage, threadId, body, assistant, strategy, thread);
+    const { run, kwargs } = await admitRun(this.queue, this.storage, thread, body, assistant);
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
+    const current = this.queue.holder(threadId);
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
       // The new run goes first in line; the running one stops at its next step.
       this.queue.addFirst(job);
       this.abort(current, strategy);
     } else {
-      this.enqueue(job, body.after_seconds ?? 0);
+      this.queue.add(job, body.after_seconds ?? 0);
     }
     return this.started(job);
   }
@@ -116,7 +117,7 @@ export class RunManager implements RunService {
       multitask_strategy: "reject",
     };
     const job = this.newJob(run, assistant, kwargs, true, 1, body.stream_resumable);
-    this.enqueue(job, body.after_seconds ?? 0);
+    this.queue.add(job, body.after_seconds ?? 0);
     return this.started(job);
   }
 
@@ -151,15 +152,6 @@ export class RunManager implements RunService {
     return { run: job.run, channel: job.channel, done: job.done, cancel: () => this.abort(job, "interrupt") };
   }
 
-  /** Queues a job behind its thread's runs, after an optional delay. */
-  private enqueue(job: Job, afterSeconds: number): void {
-    if (afterSeconds > 0) {
-      setTimeout(() => this.jobs.has(job.run.run_id) && this.queue.add(job), afterSeconds * 1000).unref();
-      return;
-    }
-    this.queue.add(job);
-  }
-
   private async execute(job: Job): Promise<void> {
     const { run } = job;
     let result: RunResult;
@@ -172,7 +164,7 @@ export class RunManager implements RunService {
     this.broker.finish(run.run_id, job.resumable);
     this.jobs.delete(run.run_id);
     const status = job.cancelAction ? "interrupted" : result.status;
-    this.onFinished(status);
+    this.finished.emit(status);
     announceEnd(this.deps, run, result, status);
     job.resolve(result);
     if (run.thread_id) this.queue.release(run.thread_id);
@@ -214,7 +206,6 @@ export class RunManager implements RunService {
       return;
     }
     const threadId = job.run.thread_id;
-    // A job still waiting for its after_seconds delay is not queued yet; its timer finds it gone.
     const { heldThread } = this.queue.remove(job);
     void this.settleUnstarted(job).then(() => {
       if (heldThread && threadId) this.queue.release(threadId);
@@ -302,17 +293,16 @@ export class RunManager implements RunService {
     return this.jobs.get(run.run_id)?.channel ?? this.broker.get(run.run_id);
   }
 
-  async stats(): Promise<{ pending: number; running: number }> {
-    let pending = 0;
-    for (const job of this.jobs.values()) if (!job.started) pending++;
-    return { pending, running: this.queue.running };
+  stats(): Promise<{ pending: number; running: number }> {
+    return this.queue.counts();
   }
 
-  /** Called with each run's final status (metrics). */
-  onFinished: (status: string) => void = () => {};
+  onFinished(listener: FinishListener): () => void {
+    return this.finished.add(listener);
+  }
 
   async isBusy(threadId: string): Promise<boolean> {
-    return this.queue.holder(threadId) !== undefined;
+    return (await this.queue.current(threadId)) !== undefined;
   }
 
   /** Re-queues runs left pending or running by a previous process (embedded restart). */
@@ -343,7 +333,7 @@ export class RunManager implements RunService {
       const resumed: RunKwargs =
         run.status === "running" ? { ...kwargs, input: null, command: null } : kwargs;
       const resumable = Boolean((run.kwargs as Json).stream_resumable);
-      this.enqueue(this.newJob(run, assistant, resumed, false, run.attempt, resumable), 0);
+      this.queue.add(this.newJob(run, assistant, resumed, false, run.attempt, resumable));
     }
     return runs.length;
   }

@@ -1,101 +1,58 @@
-// The in-process run queue: one run at a time per thread (in order), and at most `maxConcurrent` runs
-// executing at once. It knows nothing of graphs: `start` executes a job and resolves when it is done.
+// The run queue contract: admission of runs (atomic with the busy check of their thread), one run at a time
+// per thread, and, for the scale-out queue, runs taken by workers under a renewable lease.
+import type { Run, RunAdmission, RunInput } from "../storage/types.js";
+import type { CancelAction } from "./execute-job.js";
 
-export interface QueuedJob {
-  run: { run_id: string; thread_id: string | null };
+export type { RunAdmission } from "../storage/types.js";
+
+/** The queue as run creation and the API see it, whatever executes the runs. */
+export interface RunQueue {
+  /**
+   * Records a new run on a thread in one atomic step with the look at the thread's current run: under
+   * "reject" a busy thread refuses it (nothing recorded); under "interrupt" or "rollback" it goes first in
+   * line. Two admissions on one thread never both see it idle.
+   */
+  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission>;
+  /** The run holding the thread (executing, or first in line and due), if any. */
+  current(threadId: string): Promise<string | undefined>;
+  /** Runs waiting (delayed ones too) and executing, for metrics. */
+  counts(): Promise<{ pending: number; running: number }>;
 }
 
-export class RunQueue<J extends QueuedJob> {
-  /** The job holding each thread (executing, or ready and waiting for a slot). */
-  private holding = new Map<string, J>();
-  /** Jobs waiting for their thread, in order. */
-  private waiting = new Map<string, J[]>();
-  /** Jobs whose thread is free, waiting for a slot. */
-  private ready: J[] = [];
-  private executing = 0;
-  private stopped = false;
+/** A run a worker took from the queue. */
+export interface ClaimedRun extends Run {
+  attempt: number;
+  cancel_action: CancelAction | null;
+}
 
-  constructor(
-    private maxConcurrent: number,
-    private start: (job: J) => Promise<void>,
-  ) {}
-
-  private waitingFor(threadId: string): J[] {
-    let q = this.waiting.get(threadId);
-    if (!q) {
-      q = [];
-      this.waiting.set(threadId, q);
-    }
-    return q;
-  }
-
-  /** Queues a job behind its thread's runs. */
-  add(job: J): void {
-    const threadId = job.run.thread_id;
-    if (threadId && (this.holding.has(threadId) || this.waiting.get(threadId)?.length)) {
-      this.waitingFor(threadId).push(job);
-      if (!this.holding.has(threadId)) this.release(threadId);
-      return;
-    }
-    if (threadId) this.holding.set(threadId, job);
-    this.ready.push(job);
-    this.pump();
-  }
-
-  /** Puts a job first in its thread's line (it runs as soon as the current one ends). */
-  addFirst(job: J): void {
-    this.waitingFor(job.run.thread_id!).unshift(job);
-  }
-
-  /** Called when a thread's job ended: the thread's next job goes to the ready list. */
-  release(threadId: string): void {
-    const next = this.waiting.get(threadId)?.shift();
-    if (!this.waiting.get(threadId)?.length) this.waiting.delete(threadId);
-    if (next) {
-      this.holding.set(threadId, next);
-      this.ready.push(next);
-      this.pump();
-    } else {
-      this.holding.delete(threadId);
-    }
-  }
-
+/**
+ * A queue shared by processes (scale-out): workers claim runs under a lease and renew it; a run whose
+ * worker stopped renewing is re-queued by any process; cancellations are recorded on the run.
+ */
+export interface LeasedRunQueue extends RunQueue {
+  /** Takes up to `limit` due runs for a worker, at most one per thread and only a thread's first in line. */
+  claim(workerId: string, leaseMs: number, limit: number): Promise<ClaimedRun[]>;
   /**
-   * Takes a job that has not started out of the queue. Returns whether it held its thread (then the caller
-   * must `release` the thread once it has settled the job).
+   * Renews the worker's leases. Returns, per run still held, the cancellation asked for (if any); runs
+   * missing from the answer are no longer this worker's.
    */
-  remove(job: J): { heldThread: boolean } {
-    const threadId = job.run.thread_id;
-    const q = threadId ? this.waiting.get(threadId) : undefined;
-    const inWaiting = q ? q.indexOf(job) : -1;
-    if (inWaiting >= 0) q!.splice(inWaiting, 1);
-    const inReady = this.ready.indexOf(job);
-    if (inReady >= 0) this.ready.splice(inReady, 1);
-    return { heldThread: inReady >= 0 };
-  }
-
-  private pump(): void {
-    while (!this.stopped && this.executing < this.maxConcurrent && this.ready.length) {
-      const job = this.ready.shift()!;
-      this.executing++;
-      void this.start(job).finally(() => {
-        this.executing--;
-        this.pump();
-      });
-    }
-  }
-
-  /** The job holding the thread, if any. */
-  holder(threadId: string): J | undefined {
-    return this.holding.get(threadId);
-  }
-
-  get running(): number {
-    return this.executing;
-  }
-
-  /** Starts nothing more (shutdown). */
-  stop(): void {
-    this.stopped = true;
-  }
+  heartbeat(workerId: string, runIds: string[], leaseMs: number): Promise<Map<string, CancelAction | null>>;
+  /** Re-queues runs whose lease expired as their next attempt; fails those that reached `maxAttempts`. */
+  sweepExpired(maxAttempts: number): Promise<{ requeued: string[]; failed: ClaimedRun[] }>;
+  /** Gives the worker's runs back to the queue (shutdown); returns how many. */
+  handBack(workerId: string, runIds: string[]): Promise<number>;
+  /**
+   * Asks a run to stop: a pending one is settled at once (interrupted, or deleted for a rollback), a running
+   * one gets the request recorded for its worker. Null when the run had already ended.
+   */
+  requestCancel(
+    runId: string,
+    action: CancelAction,
+  ): Promise<{ was: "pending" | "running"; run: ClaimedRun } | null>;
+  /** The thread's pending and running runs, in queue order (running first). */
+  active(threadId: string): Promise<{ run_id: string; status: Run["status"]; delayed: boolean }[]>;
+  /** Whether the run has ended (or is gone). */
+  ended(runId: string): Promise<boolean>;
+  /** Removes a run's record (a stateless run, once it ended). */
+  deleteRun(runId: string): Promise<void>;
 }

@@ -37,8 +37,38 @@ export interface RunService {
   isBusy(threadId: string): Promise<boolean>;
   /** Queue depth and runs executing, for metrics. */
   stats(): Promise<{ pending: number; running: number }>;
-  /** Called with each run's final status (metrics). */
-  onFinished: (status: string) => void;
+  /** Subscribes to each run's final status (metrics); returns the unsubscribe function. */
+  onFinished(listener: FinishListener): () => void;
+  /**
+   * Resumes the runs a stopped predecessor left unfinished; returns how many. The embedded backend does it
+   * when told (start-up, or the control plane's switch); on the scale-out one expired leases do it by
+   * themselves, and this returns 0.
+   */
+  recover(): Promise<number>;
   /** Stops taking runs; lets running ones finish within the grace period, then stops them. */
   shutdown(graceMs?: number): Promise<void>;
+}
+
+export type FinishListener = (status: string) => void;
+
+/** The subscribers to runs' final statuses; one that throws disturbs neither the run nor the others. */
+export class FinishListeners {
+  private listeners = new Set<FinishListener>();
+
+  constructor(private log: (msg: string) => void) {}
+
+  add(listener: FinishListener): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  emit(status: string): void {
+    for (const listener of this.listeners) {
+      try {
+        listener(status);
+      } catch (e) {
+        this.log(`run finish listener failed: ${(e as Error).message}`);
+      }
+    }
+  }
 }

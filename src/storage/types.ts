@@ -171,8 +171,21 @@ export interface RunInput {
   delay_seconds?: number;
 }
 
+/**
+ * What `RunStore.admit` did: it recorded the run (`current`: the run that held its thread then, if any), or,
+ * the thread being busy under "reject", recorded nothing (`current`: the run it is busy with).
+ */
+export type RunAdmission = { run: Run; current: string | null } | { run: null; current: string };
+
 export interface RunStore {
   create(input: RunInput): Promise<Run>;
+  /**
+   * Records a run on a thread in one atomic step with the look at the thread's current run (running, or
+   * pending and due; a delayed run does not count): under multitask_strategy "reject" a busy thread refuses
+   * it; under "interrupt" or "rollback" it goes first in the thread's line. Concurrent admissions on one
+   * thread (from any process) see each other.
+   */
+  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission>;
   get(threadId: string, runId: string): Promise<Run | null>;
   list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
   setStatus(runId: string, status: RunStatus): Promise<void>;

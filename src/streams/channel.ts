@@ -42,6 +42,23 @@ export interface Broker {
   close(): Promise<void>;
 }
 
+/**
+ * A broker several processes share (scale-out): a run's log ends with its result, which any process can
+ * wait for, and signals (cancellations, wake-ups) reach every process.
+ */
+export interface ClusterBroker extends Broker {
+  /** A run's log for reading, from any process (it ends once the run ended, or at once if it is gone). */
+  get(runId: string): EventSource;
+  /** Ends a run's log with its result: a resumable one stays joinable for the TTL. */
+  finish(runId: string, resumable: boolean, result?: unknown): void;
+  /** Reads a run's log to its end and returns the result it carries (undefined if it was lost). */
+  result(runId: string, signal?: AbortSignal): Promise<unknown>;
+  /** Publishes a signal to every process. */
+  signal(channel: string, message: string): Promise<void>;
+  /** Handles a signal channel in this process. */
+  onSignal(channel: string, handler: (message: string) => void): Promise<void>;
+}
+
 /** The last object serialized, kept until the current synchronous turn ends (see `serialize`). */
 let lastSerialized: { value: object; json: string } | undefined;
 

@@ -12,7 +12,7 @@ import { toJson } from "../runs/serde.js";
 import { streamLimits } from "./limits.js";
 import {
   serialize,
-  type Broker,
+  type ClusterBroker,
   type EventSink,
   type EventSource,
   type StreamEvent,
@@ -114,7 +114,7 @@ export async function connectRedis(client: Redis, url: string): Promise<void> {
   }
 }
 
-export class RedisBroker implements Broker {
+export class RedisBroker implements ClusterBroker {
   private pub: PublishingRedis;
   private reader: Redis;
   private sub: Redis;

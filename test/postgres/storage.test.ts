@@ -511,6 +511,45 @@ describe("runs", () => {
     expect(all.map((r) => r.run_id)).not.toContain(a.run_id);
     expect(await storage.runs.idsByStatus("nope", ["pending"])).toEqual([]);
   });
+
+  it("admit: of concurrent reject admissions on an idle thread exactly one is recorded", async () => {
+    const tid = id();
+    await storage.threads.create({ thread_id: tid, metadata: {} });
+    const results = await Promise.all(
+      Array.from({ length: 10 }, () =>
+        storage.runs.admit({ ...run(tid, { multitask_strategy: "reject" }), thread_id: tid }),
+      ),
+    );
+    const admitted = results.filter((r) => r.run);
+    expect(admitted).toHaveLength(1);
+    for (const r of results.filter((x) => !x.run)) expect(r.current).toBe(admitted[0].run!.run_id);
+    expect(await storage.runs.list(tid, { limit: 100, offset: 0 })).toHaveLength(1);
+  });
+
+  it("admit: a delayed run does not hold the thread; interrupt goes first in line", async () => {
+    const tid = id();
+    await storage.threads.create({ thread_id: tid, metadata: {} });
+    const admit = (over: Record<string, unknown>) =>
+      storage.runs.admit({ ...run(tid, over), thread_id: tid });
+    const delayed = await admit({ delay_seconds: 3600 });
+    const first = await admit({ multitask_strategy: "reject" });
+    expect(first.current).toBeNull();
+    const queued = await admit({});
+    expect(queued.current).toBe(first.run!.run_id);
+    const interrupting = await admit({ multitask_strategy: "interrupt" });
+    expect(interrupting.current).toBe(first.run!.run_id);
+    const { rows } = await admin.query(
+      `SELECT run_id FROM ${ident(schema)}.runs WHERE thread_id = $1 AND status = 'pending'
+       ORDER BY priority DESC, seq`,
+      [tid],
+    );
+    expect(rows.map((r) => r.run_id)).toEqual([
+      interrupting.run!.run_id,
+      delayed.run!.run_id,
+      first.run!.run_id,
+      queued.run!.run_id,
+    ]);
+  });
 });
 
 describe("crons", () => {

@@ -1,6 +1,6 @@
 // PostgreSQL run store.
-import type { Run, RunInput, RunStatus, RunStore } from "../types.js";
-import { isUuid, jsonb, requireUuid, type Db } from "./db.js";
+import type { Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
+import { isUuid, jsonb, requireUuid, type Db, type Queryable } from "./db.js";
 import { now, toRun } from "./rows.js";
 
 export class PostgresRuns implements RunStore {
@@ -10,18 +10,19 @@ export class PostgresRuns implements RunStore {
     return this.db.t;
   }
 
-  async create(input: RunInput): Promise<Run> {
+  /** Inserts the run; `priority` 1 puts it first in its thread's line. */
+  private async insert(q: Queryable, input: RunInput, priority = 0): Promise<Run> {
     requireUuid("run_id", input.run_id);
     requireUuid("assistant_id", input.assistant_id);
     if (input.thread_id !== null) requireUuid("thread_id", input.thread_id);
     const ts = now();
     const { delay_seconds: delay, ...run } = input;
-    await this.db.query(
+    await q.query(
       `INSERT INTO ${this.t.runs}
          (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy,
-          not_before)
+          not_before, priority)
        VALUES ($1, $2, $3, $4, $4, $5, $6::jsonb, $7::jsonb, $8,
-          CASE WHEN $9::float8 > 0 THEN now() + make_interval(secs => $9::float8) END)`,
+          CASE WHEN $9::float8 > 0 THEN now() + make_interval(secs => $9::float8) END, $10)`,
       [
         input.run_id,
         input.thread_id,
@@ -32,9 +33,38 @@ export class PostgresRuns implements RunStore {
         jsonb(input.kwargs ?? {}),
         input.multitask_strategy,
         delay ?? 0,
+        priority,
       ],
     );
     return { ...run, created_at: ts, updated_at: ts };
+  }
+
+  create(input: RunInput): Promise<Run> {
+    return this.insert(this.db, input);
+  }
+
+  /**
+   * One transaction holding the thread's row lock: admissions on one thread, from any process, take turns,
+   * so each sees the runs the others recorded. (Workers claim runs under their own lock; a claim never waits
+   * for this one.)
+   */
+  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
+    requireUuid("thread_id", input.thread_id);
+    return this.db.tx(async (q): Promise<RunAdmission> => {
+      await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [input.thread_id]);
+      const { rows } = await q.query<{ run_id: string }>(
+        `SELECT run_id FROM ${this.t.runs}
+         WHERE thread_id = $1 AND status IN ('pending', 'running')
+           AND (status = 'running' OR not_before IS NULL OR not_before <= now())
+         ORDER BY status = 'running' DESC, priority DESC, seq LIMIT 1`,
+        [input.thread_id],
+      );
+      const current = rows[0]?.run_id ?? null;
+      const strategy = input.multitask_strategy;
+      if (current && strategy === "reject") return { run: null, current };
+      const first = current !== null && (strategy === "interrupt" || strategy === "rollback");
+      return { run: await this.insert(q, input, first ? 1 : 0), current };
+    });
   }
 
   async get(threadId: string, runId: string): Promise<Run | null> {

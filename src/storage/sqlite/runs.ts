@@ -1,24 +1,27 @@
 // SQLite run store.
 import type Database from "better-sqlite3";
-import type { Run, RunInput, RunStatus, RunStore } from "../types.js";
+import type { Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
 import { now, statementCache, toRun } from "./rows.js";
 
 export class SqliteRuns implements RunStore {
   private stmt: ReturnType<typeof statementCache>;
 
   constructor(
-    db: Database.Database,
+    private db: Database.Database,
     private begin: () => void,
   ) {
     this.stmt = statementCache(db);
   }
 
-  async create(input: RunInput): Promise<Run> {
-    this.begin();
+  /** Inserts the run (synchronously: callers compose it into one transaction). */
+  private insert(input: RunInput): Run {
     const ts = now();
+    const delay = input.delay_seconds ?? 0;
+    const notBefore = delay > 0 ? new Date(Date.now() + delay * 1000).toISOString() : null;
     this.stmt(
-      `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy)
-       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+      `INSERT INTO runs (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs,
+         multitask_strategy, not_before)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
     ).run(
       input.run_id,
       input.thread_id,
@@ -29,9 +32,33 @@ export class SqliteRuns implements RunStore {
       JSON.stringify(input.metadata),
       JSON.stringify(input.kwargs),
       input.multitask_strategy,
+      notBefore,
     );
     const { delay_seconds: _delay, ...run } = input;
     return { ...run, created_at: ts, updated_at: ts };
+  }
+
+  async create(input: RunInput): Promise<Run> {
+    this.begin();
+    return this.insert(input);
+  }
+
+  /**
+   * The busy check and the insert in one synchronous transaction: nothing else in this process runs in
+   * between, and another process on the same file waits for the write lock.
+   */
+  async admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
+    this.begin();
+    return this.db.transaction((): RunAdmission => {
+      const row = this.stmt(
+        `SELECT run_id FROM runs WHERE thread_id = ? AND status IN ('pending', 'running')
+           AND (status = 'running' OR not_before IS NULL OR not_before <= ?)
+         ORDER BY status = 'running' DESC, created_at, rowid LIMIT 1`,
+      ).get(input.thread_id, now()) as { run_id: string } | undefined;
+      const current = row?.run_id ?? null;
+      if (current && input.multitask_strategy === "reject") return { run: null, current };
+      return { run: this.insert(input), current };
+    })();
   }
 
   async get(threadId: string, runId: string): Promise<Run | null> {

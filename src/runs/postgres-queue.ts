@@ -1,14 +1,20 @@
-// The run queue in PostgreSQL: runs are taken with claim_runs (FOR UPDATE SKIP LOCKED, one per thread, in
-// order), held under a lease that the worker's heartbeat renews, and re-queued by any process's sweeper when a
-// lease expires (the worker died). Cancellations are recorded on the run for the heartbeat to find.
+// The run queue in PostgreSQL (scale-out): runs are admitted under their thread's row lock, taken with
+// claim_runs (FOR UPDATE SKIP LOCKED, one per thread, in order), held under a lease that the worker's heartbeat
+// renews, and re-queued by any process's sweeper when a lease expires (the worker died). Cancellations are
+// recorded on the run for the heartbeat to find.
 import type { Pool } from "pg";
-import type { Json, MultitaskStrategy, Run, RunStatus } from "../types.js";
-import { ident } from "./migrate.js";
+import { ident } from "../storage/postgres/migrate.js";
+import type {
+  Json,
+  MultitaskStrategy,
+  RunAdmission,
+  RunInput,
+  RunStatus,
+  RunStore,
+} from "../storage/types.js";
+import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
 
-export interface ClaimedRun extends Run {
-  attempt: number;
-  cancel_action: "interrupt" | "rollback" | null;
-}
+export type { ClaimedRun } from "./queue.js";
 
 const iso = (v: unknown): string => (v instanceof Date ? v.toISOString() : String(v));
 
@@ -28,25 +34,25 @@ function toClaimed(r: Record<string, unknown>): ClaimedRun {
   };
 }
 
-export class PgRunQueue {
+export class PgRunQueue implements LeasedRunQueue {
   private runs: string;
 
+  /** @param store the PostgreSQL run store of the same schema (admission is one of its transactions) */
   constructor(
     private pool: Pool,
     private schema: string,
+    private store: RunStore,
   ) {
     this.runs = `${ident(schema)}.runs`;
   }
 
-  /** Puts a new run first in its thread's line (interrupt/rollback) and/or delays it (after_seconds). */
-  async place(runId: string, opts: { first: boolean; afterSeconds: number }): Promise<void> {
-    if (!opts.first && !opts.afterSeconds) return;
-    await this.pool.query(
-      `UPDATE ${this.runs} SET priority = $2,
-         not_before = CASE WHEN $3::float8 > 0 THEN now() + make_interval(secs => $3::float8) END
-       WHERE run_id = $1`,
-      [runId, opts.first ? 1 : 0, opts.afterSeconds],
-    );
+  /** Admission in one transaction holding the thread's row lock (see PostgresRuns.admit). */
+  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
+    return this.store.admit(input);
+  }
+
+  async current(threadId: string): Promise<string | undefined> {
+    return (await this.active(threadId)).find((r) => !r.delayed)?.run_id;
   }
 
   /** The thread's runs that are pending or running, in queue order (running first). */
