@@ -126,6 +126,7 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
   } catch (e) {
     if (!(e instanceof SettingsError)) throw e;
     console.error(`hangar control-plane: ${e.message}`);
+    // A bad PORT is a usage error, as a bad --port (PORT is the group's first variable, so named first).
     return e.message.startsWith("PORT ") ? 2 : 1;
   }
   const port = opts.port === undefined ? (env.port ?? 8300) : parsePort(opts.port);
