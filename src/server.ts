@@ -7,9 +7,11 @@ import Fastify, { type FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
 import { Metrics } from "./api/metrics.js";
 import { Guard } from "./api/guard.js";
-import { loadUserApp, type HttpConfig } from "./api/http-config.js";
+import { loadUserApp } from "./api/http-config.js";
 import { Authorizer } from "./auth/auth.js";
-import { applyEnv, assistantDefaultsFromEnv, loadProjectConfig } from "./config/config.js";
+import { applyEnv, assistantDefaultsFromEnv, loadProjectConfig } from "./lib/settings/project.js";
+import type { CheckpointerConfig } from "./lib/settings/sections.js";
+import { loadSettings, useSettings, type Settings } from "./lib/settings.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
@@ -26,7 +28,7 @@ import { loadStoreIndex } from "./storage/store-index.js";
 import type { Storage } from "./storage/types.js";
 import { StreamBroker, type Broker } from "./streams/channel.js";
 import { RedisBroker } from "./streams/redis.js";
-import { configureStreams, DEFAULT_STREAM_LIMITS } from "./streams/limits.js";
+import { configureStreams } from "./streams/limits.js";
 import { MigrationError } from "./storage/postgres/migrate.js";
 import { openPostgresStorage } from "./storage/postgres/index.js";
 import { safeEqual } from "./lib/safe-equal.js";
@@ -72,41 +74,15 @@ export interface RunningServer {
 
 export class StartupError extends Error {}
 
-function positiveInt(name: string, fallback: number): number {
-  const raw = process.env[name];
-  if (raw === undefined || raw === "") return fallback;
-  const n = Number(raw);
-  if (!Number.isInteger(n) || n < 1)
-    throw new StartupError(`${name} must be a positive integer, not "${raw}"`);
-  return n;
-}
-
 /**
  * checkpointer.ttl of langgraph.json: {strategy, default_ttl (minutes), sweep_interval_minutes};
  * HANGAR_SWEEP_INTERVAL_MS overrides the sweep interval (tests).
  */
-function checkpointerTtl(raw: Record<string, unknown> | undefined) {
-  const ttl = (raw?.ttl ?? {}) as {
-    strategy?: string;
-    default_ttl?: number;
-    sweep_interval_minutes?: number;
-  };
-  const sweepMs = process.env.HANGAR_SWEEP_INTERVAL_MS
-    ? positiveInt("HANGAR_SWEEP_INTERVAL_MS", 60_000)
-    : Math.max(1, ttl.sweep_interval_minutes ?? 5) * 60_000;
-  const strategy = ttl.strategy === "keep_latest" ? ("keep_latest" as const) : ("delete" as const);
+function checkpointerTtl(checkpointer: CheckpointerConfig | null | undefined, sweepIntervalMs?: number) {
+  const ttl = checkpointer?.ttl ?? {};
+  const sweepMs = sweepIntervalMs ?? Math.max(1, ttl.sweep_interval_minutes ?? 5) * 60_000;
+  const strategy = ttl.strategy ?? "delete";
   return { sweepMs, default: ttl.default_ttl ? { ttl: ttl.default_ttl, strategy } : undefined };
-}
-
-const SYNC_MODES = ["OFF", "NORMAL", "FULL", "EXTRA"] as const;
-
-/** SQLite durability from HANGAR_SQLITE_SYNC; FULL (fsync on every commit) unless told otherwise. */
-function sqliteSync(): Synchronous {
-  const v = (process.env.HANGAR_SQLITE_SYNC ?? "FULL").toUpperCase();
-  if (!(SYNC_MODES as readonly string[]).includes(v)) {
-    throw new StartupError(`HANGAR_SQLITE_SYNC must be one of ${SYNC_MODES.join(", ")}, not "${v}"`);
-  }
-  return v as Synchronous;
 }
 
 /** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
@@ -159,21 +135,22 @@ interface Backend {
 
 async function embeddedBackend(
   opts: ServerOptions,
+  env: Settings,
   dataDir: string,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
   log: (m: string) => void,
 ): Promise<Backend & { graphs: GraphRegistry }> {
   const storage = openSqliteStorage(dataDir, {
-    synchronous: opts.synchronous ?? sqliteSync(),
+    synchronous: opts.synchronous ?? (env.server.sqliteSync satisfies Synchronous),
     storeIndex,
   });
   try {
     const graphs = await graphsFor(storage);
-    const broker = new StreamBroker(positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000);
+    const broker = new StreamBroker(env.server.resumableTtlSeconds * 1000);
     const runs = new RunManager(storage, graphs, broker, log, {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
-      maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
+      maxAttempts: env.server.maxAttempts,
     });
     return {
       storage,
@@ -182,7 +159,7 @@ async function embeddedBackend(
       runs,
       // A successor revision started beside its predecessor on the same data (the control plane's switch)
       // must not take over the predecessor's runs while it still runs them: it recovers when told.
-      start: async () => (process.env.HANGAR_RECOVER_ON_START === "false" ? 0 : runs.recover()),
+      start: async () => (env.server.recoverOnStart ? runs.recover() : 0),
       drain: () => runs.shutdown(),
       where: dataDir,
       worker: true,
@@ -196,12 +173,14 @@ async function embeddedBackend(
 
 async function clusterBackend(
   opts: ServerOptions,
+  env: Settings,
   cluster: ClusterBackend,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
   log: (m: string) => void,
 ): Promise<Backend & { graphs: GraphRegistry }> {
-  const connectMs = positiveInt("HANGAR_CONNECT_TIMEOUT_SECONDS", 60) * 1000;
+  const { connectTimeoutSeconds, poolSize, leaseSeconds, queuePollMs, shutdownGraceSeconds } = env.cluster;
+  const connectMs = connectTimeoutSeconds * 1000;
   const storage = await withRetry("PostgreSQL", connectMs, log, () =>
     openPostgresStorage({
       url: cluster.databaseUrl,
@@ -209,7 +188,7 @@ async function clusterBackend(
       storeIndex,
       // Names this process's connections in pg_stat_activity.
       applicationName: `hangar ${cluster.mode} ${process.pid}`,
-      poolSize: positiveInt("HANGAR_DATABASE_POOL_SIZE", 10),
+      poolSize,
     }).catch((e) => {
       if (e instanceof MigrationError) throw new StartupError(e.message);
       throw e;
@@ -221,7 +200,7 @@ async function clusterBackend(
     broker = new RedisBroker({
       url: cluster.redisUrl,
       prefix: cluster.redisPrefix,
-      resumableTtlMs: positiveInt("HANGAR_RESUMABLE_TTL_SECONDS", 600) * 1000,
+      resumableTtlMs: env.server.resumableTtlSeconds * 1000,
       runEnded: (id) => queue.ended(id),
       log,
     });
@@ -232,11 +211,11 @@ async function clusterBackend(
     const runs = new ClusterRunManager(storage, queue, graphs, broker, log, {
       worker,
       maxConcurrent: opts.nJobsPerWorker ?? 10,
-      maxAttempts: positiveInt("HANGAR_MAX_ATTEMPTS", 3),
-      leaseMs: positiveInt("HANGAR_LEASE_SECONDS", 30) * 1000,
-      pollMs: positiveInt("HANGAR_QUEUE_POLL_MS", 1000),
+      maxAttempts: env.server.maxAttempts,
+      leaseMs: leaseSeconds * 1000,
+      pollMs: queuePollMs,
     });
-    const graceMs = positiveInt("HANGAR_SHUTDOWN_GRACE_SECONDS", 20) * 1000;
+    const graceMs = shutdownGraceSeconds * 1000;
     return {
       storage,
       graphs,
@@ -260,20 +239,24 @@ async function clusterBackend(
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.log ?? ((m: string) => console.error(m));
+  const project = loadProjectConfig(opts.configPath);
+  for (const w of project.warnings) log(`hangar: warning: ${w}`);
+  applyEnv(project.env);
+  // Parsed once the project's env is applied (it may set HANGAR_* too); a malformed one stops the start.
+  const env = useSettings(loadSettings(process.env));
   try {
-    webhookPolicy(); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
+    webhookPolicy(env.webhooks); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
+    void env.server;
+    if (opts.cluster) void env.cluster;
   } catch (e) {
     throw new StartupError((e as Error).message);
   }
-  const project = loadProjectConfig(opts.configPath);
   // What a stream holds for a client that does not read, and how long it waits for it (then drops it).
   configureStreams({
-    bufferBytes: positiveInt("HANGAR_STREAM_BUFFER_BYTES", DEFAULT_STREAM_LIMITS.bufferBytes),
-    stallMs: positiveInt("HANGAR_STREAM_STALL_SECONDS", DEFAULT_STREAM_LIMITS.stallMs / 1000) * 1000,
+    bufferBytes: env.server.streamBufferBytes,
+    stallMs: env.server.streamStallSeconds * 1000,
   });
-  for (const w of project.warnings) log(`hangar: warning: ${w}`);
-  applyEnv(project.env);
-  const assistantDefaults = assistantDefaultsFromEnv();
+  const assistantDefaults = assistantDefaultsFromEnv(env.server.langgraphConfig);
   // Await LangChain callbacks inline: backgrounded ones can deliver the last token after the run ended.
   process.env.LANGCHAIN_CALLBACKS_BACKGROUND ??= "false";
   const dataDir = opts.dataDir ?? join(project.projectDir, ".hangar");
@@ -286,17 +269,14 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return graphs;
   };
   const backend = opts.cluster
-    ? await clusterBackend(opts, opts.cluster, storeIndex, graphsFor, log)
-    : await embeddedBackend(opts, dataDir, storeIndex, graphsFor, log);
+    ? await clusterBackend(opts, env, opts.cluster, storeIndex, graphsFor, log)
+    : await embeddedBackend(opts, env, dataDir, storeIndex, graphsFor, log);
   const { storage, graphs, broker, runs } = backend;
   let app: FastifyInstance | undefined;
   try {
-    const ttlConfig = checkpointerTtl(project.raw.checkpointer);
-    const http = (project.raw.http ?? {}) as HttpConfig;
-    const auth = await Authorizer.load(
-      project.projectDir,
-      project.raw.auth as Record<string, unknown> | undefined,
-    );
+    const ttlConfig = checkpointerTtl(project.raw.checkpointer, env.server.sweepIntervalMs);
+    const http = project.raw.http ?? {};
+    const auth = await Authorizer.load(project.projectDir, project.raw.auth, env.server.apiKeys);
     const guard = new Guard(auth, storage);
     const metrics = new Metrics(() => runs.stats());
     runs.onFinished((status) => metrics.runsFinished.labels(status).inc());
@@ -322,7 +302,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       : workerApp(metrics);
     // Set once the schedulers exist: a successor revision starts them only when told to recover.
     const afterRecover = { run: () => {} };
-    internalRoutes(app, backend, () => afterRecover.run());
+    internalRoutes(app, backend, env.server.internalToken, () => afterRecover.run());
     try {
       await app.listen({ host: opts.host, port: opts.port });
     } catch (e) {
@@ -349,7 +329,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     // A successor beside its predecessor (HANGAR_RECOVER_ON_START=false) must not fire crons or sweep
     // threads while the predecessor still does: it starts both once the predecessor is gone.
     afterRecover.run = startBackground;
-    if (process.env.HANGAR_RECOVER_ON_START !== "false") {
+    if (env.server.recoverOnStart) {
       startBackground();
     }
     const addr = app.server.address();
@@ -388,8 +368,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
  * with that token in `x-hangar-internal-token` resumes the runs a stopped predecessor left unfinished
  * (embedded backend; on the scale-out backend expired leases do this by themselves).
  */
-function internalRoutes(app: FastifyInstance, backend: Backend, afterRecover: () => void): void {
-  const token = process.env.HANGAR_INTERNAL_TOKEN;
+function internalRoutes(
+  app: FastifyInstance,
+  backend: Backend,
+  token: string | undefined,
+  afterRecover: () => void,
+): void {
   if (!token) return;
   app.post("/internal/recover", { schema: { hide: true } }, async (req, reply) => {
     const given = req.headers["x-hangar-internal-token"];

@@ -2,20 +2,8 @@
 // `content-location` and `x-pagination-total` exposed, Private Network Access preflights answered).
 import cors from "@fastify/cors";
 import type { FastifyInstance } from "fastify";
-import { z } from "zod";
-import { ConfigError } from "../config/config.js";
-
-/** `http.cors` of langgraph.json, as the official server reads it (unknown keys are ignored there too). */
-export const CorsConfigSchema = z.object({
-  allow_origins: z.array(z.string()).optional(),
-  allow_origin_regex: z.string().optional(),
-  allow_methods: z.array(z.string()).optional(),
-  allow_headers: z.array(z.string()).optional(),
-  allow_credentials: z.boolean().optional(),
-  expose_headers: z.array(z.string()).optional(),
-  max_age: z.number().int().nonnegative().optional(),
-});
-export type CorsConfig = z.infer<typeof CorsConfigSchema>;
+import { ConfigError } from "../lib/settings/project.js";
+import { CorsConfigSchema, type CorsConfig } from "../lib/settings/sections.js";
 
 const DEFAULT_METHODS = ["GET", "POST", "PUT", "PATCH", "DELETE", "OPTIONS"];
 /** Always exposed: the SDK reads a created run's path and the total of a paginated search. */

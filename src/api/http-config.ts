@@ -2,24 +2,10 @@
 // (a Hono app, or any object with a web-standard `fetch(Request): Response`; mounted by user-app.ts).
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
-import { ConfigError, parseGraphSpec } from "../config/config.js";
+import { ConfigError, parseGraphSpec } from "../lib/settings/project.js";
 
-export interface HttpConfig {
-  cors?: {
-    allow_origins?: string[];
-    allow_methods?: string[];
-    allow_headers?: string[];
-    allow_credentials?: boolean;
-    expose_headers?: string[];
-    max_age?: number;
-  };
-  app?: string;
-  disable_assistants?: boolean;
-  disable_threads?: boolean;
-  disable_runs?: boolean;
-  disable_store?: boolean;
-  disable_meta?: boolean;
-}
+/** The `http` section, as langgraph.json's schema types it (src/lib/settings/sections.ts). */
+export type { HttpConfig } from "../lib/settings/sections.js";
 
 export interface UserApp {
   /** Called as @hono/node-server calls an app: the request, and an environment (`incoming`, `outgoing`). */

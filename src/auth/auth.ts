@@ -5,7 +5,9 @@ import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import type { FastifyRequest } from "fastify";
 import { HttpError } from "../api/errors.js";
-import { parseGraphSpec } from "../config/config.js";
+import { parseGraphSpec } from "../lib/settings/project.js";
+import type { AuthConfig } from "../lib/settings/sections.js";
+import { settings } from "../lib/settings.js";
 import { safeIncludes } from "../lib/safe-equal.js";
 import type { Json } from "../storage/types.js";
 
@@ -74,15 +76,12 @@ export class Authorizer {
     private apiKeys: Set<string> | null,
   ) {}
 
-  /** Loads `auth.path` of langgraph.json (if any) and HANGAR_API_KEYS. */
+  /** Loads `auth.path` of langgraph.json (if any); `keys` are those of HANGAR_API_KEYS. */
   static async load(
     projectDir: string,
-    authConfig: Record<string, unknown> | undefined,
+    authConfig: AuthConfig | null | undefined,
+    keys: string[] = settings().server.apiKeys,
   ): Promise<Authorizer> {
-    const keys = (process.env.HANGAR_API_KEYS ?? "")
-      .split(",")
-      .map((k) => k.trim())
-      .filter(Boolean);
     const apiKeys = keys.length ? new Set(keys) : null;
     const path = authConfig?.path;
     if (typeof path !== "string") return new Authorizer(null, apiKeys);

@@ -3,11 +3,17 @@
 // on the first failure.
 import { resolve } from "node:path";
 import { MemorySaver } from "@langchain/langgraph";
-import { loadUserApp, type HttpConfig } from "../api/http-config.js";
+import { loadUserApp } from "../api/http-config.js";
 import { AuthError, Authorizer } from "../auth/auth.js";
-import { applyEnv, assistantDefaultsFromEnv, ConfigError, loadProjectConfig } from "../config/config.js";
+import {
+  applyEnv,
+  assistantDefaultsFromEnv,
+  ConfigError,
+  loadProjectConfig,
+} from "../lib/settings/project.js";
 import { GraphLoadError, GraphRegistry } from "../graphs/registry.js";
 import { bundleUi } from "../graphs/ui-bundle.js";
+import { loadSettings, SettingsError, useSettings } from "../lib/settings.js";
 
 export interface CheckOptions {
   config: string;
@@ -18,7 +24,8 @@ export async function runCheck(opts: CheckOptions): Promise<number> {
     const project = loadProjectConfig(resolve(opts.config));
     for (const w of project.warnings) console.error(`hangar check: warning: ${w}`);
     applyEnv(project.env);
-    assistantDefaultsFromEnv();
+    const env = useSettings(loadSettings(process.env));
+    assistantDefaultsFromEnv(env.server.langgraphConfig);
     console.log(`config ok: ${project.configPath}`);
     const warnings = new Set<string>();
     for (const entry of project.graphs) {
@@ -29,19 +36,20 @@ export async function runCheck(opts: CheckOptions): Promise<number> {
       const spec = `${entry.file}${entry.exportName ? `:${entry.exportName}` : ""}`;
       console.log(`graph ok: ${entry.graphId} (${spec})`);
     }
-    const auth = await Authorizer.load(
-      project.projectDir,
-      project.raw.auth as Record<string, unknown> | undefined,
-    );
+    const auth = await Authorizer.load(project.projectDir, project.raw.auth, env.server.apiKeys);
     for (const w of warnings) console.error(`hangar check: warning: ${w}`);
     if (auth.custom) console.log("auth ok");
-    const http = (project.raw.http ?? {}) as HttpConfig;
-    if (await loadUserApp(project.projectDir, http.app)) console.log("http.app ok");
+    if (await loadUserApp(project.projectDir, project.raw.http?.app)) console.log("http.app ok");
     const ui = await bundleUi(project.projectDir, project.raw.ui, project.raw.ui_config);
     for (const agent of ui?.keys() ?? []) console.log(`ui ok: ${agent}`);
     return 0;
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof GraphLoadError || e instanceof AuthError) {
+    if (
+      e instanceof ConfigError ||
+      e instanceof SettingsError ||
+      e instanceof GraphLoadError ||
+      e instanceof AuthError
+    ) {
       console.error(`hangar check: ${e.message}`);
       return 1;
     }

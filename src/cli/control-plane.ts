@@ -19,6 +19,7 @@ import { startLocalReconciler } from "../control-plane/runtime-local.js";
 import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store-postgres.js";
 import { openCpSqliteStore } from "../control-plane/store-sqlite.js";
 import type { CpStore } from "../control-plane/types.js";
+import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
 import { checkSchemaName, PostgresConnectError } from "../storage/postgres/db.js";
 import { MigrationError } from "../storage/postgres/migrate.js";
 
@@ -42,10 +43,10 @@ interface CpDatabase {
  * The control plane's PostgreSQL store when DATABASE_URL is set (schema HANGAR_CP_DATABASE_SCHEMA, default
  * hangar_control_plane, separate from the `d_<id>` schemas of prod deployments); undefined for SQLite.
  */
-function cpDatabase(env: NodeJS.ProcessEnv = process.env): CpDatabase | undefined {
-  const url = env.DATABASE_URL?.trim();
+function cpDatabase(env: ControlPlaneSettings = settings().controlPlane): CpDatabase | undefined {
+  const url = env.databaseUrl?.trim();
   if (!url) return undefined;
-  const schema = env.HANGAR_CP_DATABASE_SCHEMA?.trim() || DEFAULT_CP_SCHEMA;
+  const schema = env.databaseSchema?.trim() || DEFAULT_CP_SCHEMA;
   try {
     checkSchemaName(schema);
   } catch (e) {
@@ -69,6 +70,7 @@ function describeDatabase(db: CpDatabase): string {
 /** Errors reported in one line, without a stack: settings, an unreachable database, a migration. */
 const oneLine = (e: unknown) =>
   e instanceof ControlPlaneConfigError ||
+  e instanceof SettingsError ||
   e instanceof AdminError ||
   e instanceof PostgresConnectError ||
   e instanceof MigrationError ||
@@ -111,29 +113,37 @@ function localRuntime(
         ...ctx,
         router,
         sandbox,
-        databaseUrl: process.env.DATABASE_URL || undefined,
-        redisUrl: process.env.REDIS_URL || undefined,
+        databaseUrl: settings().controlPlane.databaseUrl,
+        redisUrl: settings().controlPlane.redisUrl,
       }),
   };
 }
 
 export async function runControlPlane(opts: RunOptions): Promise<number> {
-  const rawPort = opts.port ?? process.env.PORT ?? "8300";
-  const port = parsePort(rawPort);
+  let env: ControlPlaneSettings;
+  try {
+    env = settings().controlPlane;
+  } catch (e) {
+    if (!(e instanceof SettingsError)) throw e;
+    console.error(`hangar control-plane: ${e.message}`);
+    // A bad PORT is a usage error, as a bad --port (PORT is the group's first variable, so named first).
+    return e.message.startsWith("PORT ") ? 2 : 1;
+  }
+  const port = opts.port === undefined ? (env.port ?? 8300) : parsePort(opts.port);
   if (port === undefined) {
-    console.error(`hangar control-plane: invalid port "${rawPort}": expected 0-65535`);
+    console.error(`hangar control-plane: invalid port "${opts.port}": expected 0-65535`);
     return 2;
   }
   const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   try {
-    const database = cpDatabase();
+    const database = cpDatabase(env);
     let sandbox: Sandbox | undefined;
     const cp = await startControlPlane({
       dataDir,
       database,
       host: opts.host,
       port,
-      publicUrl: opts.publicUrl ?? (process.env.HANGAR_CP_PUBLIC_URL || undefined),
+      publicUrl: opts.publicUrl ?? env.publicUrl,
       log: (msg) => console.log(msg),
       ...(opts.reconcile ? localRuntime((s) => (sandbox = s)) : {}),
     });

@@ -2,11 +2,12 @@
 // exact name) an `internal_source` deployment, following its revision until it serves; plus `deploy list`,
 // `deploy logs`, `deploy delete` and `deploy revisions list`. Errors are one sentence and an exit code
 // (see EXIT in ./deploy/client.ts), never a stack trace; `--json` prints JSON lines for scripts.
-import { existsSync, readFileSync } from "node:fs";
-import { basename, dirname, join, resolve } from "node:path";
+import { existsSync } from "node:fs";
+import { basename, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { Command, Option } from "commander";
-import { parse as parseDotenv } from "dotenv";
+import { loadSettings, SettingsError, type Env } from "../lib/settings.js";
+import { ConfigError, loadProjectConfig, readEnvFile, type ProjectConfig } from "../lib/settings/project.js";
 import {
   CpApi,
   DEFAULT_HOST_URL,
@@ -46,28 +47,48 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** The project's .env, parsed (empty when absent). */
 function readDotenv(root: string): Record<string, string> {
-  const file = join(root, ".env");
-  if (!existsSync(file)) return {};
-  return parseDotenv(readFileSync(file));
+  return readEnvFile(join(root, ".env")) ?? {};
+}
+
+/** The CLI's settings (HANGAR_API_KEY, HANGAR_HOST_URL, HANGAR_TENANT_ID): the environment, then the .env. */
+function deploySettings(root: string) {
+  const env: Record<string, string | undefined> = { ...readDotenv(root) };
+  for (const [k, v] of Object.entries(process.env as Env)) if (v) env[k] = v;
+  try {
+    return loadSettings(env).deploy;
+  } catch (e) {
+    if (e instanceof SettingsError) throw new DeployError(e.message, EXIT.usage);
+    throw e;
+  }
+}
+
+/** langgraph.json, read and checked as the Agent Server reads it (its env file's values included). */
+function loadProject(configPath: string): ProjectConfig {
+  try {
+    return loadProjectConfig(configPath);
+  } catch (e) {
+    if (e instanceof ConfigError) throw new DeployError(e.message, EXIT.usage);
+    throw e;
+  }
 }
 
 /** The client from the options, the environment, then the project's .env. */
 function connect(opts: CommonOptions, root: string): CpApi {
-  const dotenv = readDotenv(root);
-  const apiKey = opts.apiKey || process.env.HANGAR_API_KEY || dotenv.HANGAR_API_KEY;
+  const env = deploySettings(root);
+  const apiKey = opts.apiKey || env.apiKey;
   if (!apiKey) {
     throw new DeployError(
       `No API key: pass --api-key, set HANGAR_API_KEY, or put HANGAR_API_KEY=<key> in ${join(root, ".env")}.`,
       EXIT.usage,
     );
   }
-  const hostUrl = opts.hostUrl || process.env.HANGAR_HOST_URL || dotenv.HANGAR_HOST_URL || DEFAULT_HOST_URL;
+  const hostUrl = opts.hostUrl || env.hostUrl || DEFAULT_HOST_URL;
   try {
     new URL(hostUrl);
   } catch {
     throw new DeployError(`Invalid control plane URL "${hostUrl}".`, EXIT.usage);
   }
-  const tenantId = opts.tenantId || process.env.HANGAR_TENANT_ID || dotenv.HANGAR_TENANT_ID;
+  const tenantId = opts.tenantId || env.tenantId;
   return new CpApi({ hostUrl, apiKey, tenantId: tenantId || undefined });
 }
 
@@ -86,6 +107,10 @@ class Out {
     if (this.json) {
       if (event) console.log(JSON.stringify(event));
     } else console.log(text);
+  }
+  /** A warning (human output only). */
+  warn(text: string): void {
+    if (!this.json) console.error(`hangar deploy: warning: ${text}`);
   }
   error(e: DeployError): void {
     if (this.json) {
@@ -125,19 +150,15 @@ interface DeployOptions extends CommonOptions {
   namespace?: string;
 }
 
-/** Secrets: langgraph.json's `env` (an object, or the path of an env file), then the project's .env. */
-function collectSecrets(configPath: string, config: { env?: unknown }, root: string) {
-  const values: Record<string, string> = {};
-  if (config.env && typeof config.env === "object" && !Array.isArray(config.env)) {
-    for (const [k, v] of Object.entries(config.env as Record<string, unknown>)) {
-      if (v !== null && v !== undefined) values[k] = String(v);
-    }
-  } else if (typeof config.env === "string") {
-    const file = resolve(dirname(configPath), config.env);
-    if (existsSync(file)) Object.assign(values, parseDotenv(readFileSync(file)));
-  }
-  for (const [k, v] of Object.entries(readDotenv(root))) if (!CLI_KEYS.has(k)) values[k] = v;
-  return Object.entries(values).map(([name, value]) => ({ name, value }));
+/**
+ * Secrets: langgraph.json's `env` (an object, or the path of an env file) as the project loader reads it, then
+ * the project's .env; never the CLI's own keys.
+ */
+function collectSecrets(project: ProjectConfig | undefined, root: string) {
+  const values: Record<string, string> = { ...project?.env, ...readDotenv(root) };
+  return Object.entries(values)
+    .filter(([name]) => !CLI_KEYS.has(name))
+    .map(([name, value]) => ({ name, value }));
 }
 
 function timeLabel(ms: number): string {
@@ -241,9 +262,7 @@ async function deployImage(opts: DeployOptions, out: Out, root: string): Promise
   if (!name) throw new DeployError("The directory's name has no letter or digit: give --name.", EXIT.usage);
   const api = connect(opts, root);
   const configPath = resolve(root, opts.config);
-  const secrets = existsSync(configPath)
-    ? collectSecrets(configPath, JSON.parse(readFileSync(configPath, "utf8")), root)
-    : collectSecrets(configPath, {}, root);
+  const secrets = collectSecrets(existsSync(configPath) ? loadProject(configPath) : undefined, root);
   const existing = await findByName(api, name);
   if (existing && existing.source !== "external_docker") {
     throw new DeployError(
@@ -305,12 +324,8 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
       EXIT.usage,
     );
   }
-  let config: { env?: unknown };
-  try {
-    config = JSON.parse(readFileSync(configPath, "utf8"));
-  } catch (e) {
-    throw new DeployError(`${configPath} is not valid JSON: ${(e as Error).message}`, EXIT.usage);
-  }
+  const project = loadProject(configPath);
+  for (const w of project.warnings) out.warn(w);
   const name = opts.name ?? normalizeName(basename(root));
   if (!name)
     throw new DeployError("The project directory's name has no letter or digit: give --name.", EXIT.usage);
@@ -320,7 +335,7 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
   const timeout = Number(opts.timeout);
   if (!(timeout > 0)) throw new DeployError(`--timeout must be a positive number of seconds.`, EXIT.usage);
   const api = connect(opts, root);
-  const secrets = collectSecrets(configPath, config, root);
+  const secrets = collectSecrets(project, root);
   const configRel = opts.config.replace(/^\.\//, "");
 
   const existing = await findByName(api, name);

@@ -3,7 +3,8 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { watch } from "node:fs";
 import { dirname, resolve, sep } from "node:path";
 import { AuthError } from "../auth/auth.js";
-import { ConfigError } from "../config/config.js";
+import { ConfigError } from "../lib/settings/project.js";
+import { SettingsError, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
 import { StartupError, startServer, type ClusterBackend } from "../server.js";
 
@@ -16,10 +17,19 @@ export interface DevOptions {
   nJobsPerWorker: string;
 }
 
+/** --port, else PORT, else the command's default; a message when it is not a port. */
 function parsePort(opts: { port?: string }, fallback: string): number | string {
-  const raw = opts.port ?? process.env.PORT ?? fallback;
+  if (opts.port === undefined) {
+    try {
+      return settings().server.port ?? Number(fallback);
+    } catch (e) {
+      if (e instanceof SettingsError) return e.message;
+      throw e;
+    }
+  }
+  const raw = opts.port;
   const n = Number(raw);
-  if (!/^\d+$/.test(String(raw)) || n < 0 || n > 65535) return `invalid port "${raw}": expected 0-65535`;
+  if (!/^\d+$/.test(raw) || n > 65535) return `invalid port "${raw}": expected 0-65535`;
   return n;
 }
 

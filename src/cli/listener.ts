@@ -3,6 +3,7 @@
 // and reports nothing.
 import { DEFAULT_IMAGE, KubeCluster, PrintCluster, type Cluster } from "../control-plane/k8s.js";
 import { ControlPlaneClient, ControlPlaneError, listenerReconciler } from "../control-plane/listener.js";
+import { settings } from "../lib/settings.js";
 
 export interface ListenerOptions {
   controlPlane?: string;
@@ -24,9 +25,10 @@ const fail = (msg: string, code = 1) => {
 };
 
 export async function runListener(opts: ListenerOptions): Promise<number> {
-  const url = opts.controlPlane ?? process.env.HANGAR_CONTROL_PLANE_URL;
-  const apiKey = opts.apiKey ?? process.env.HANGAR_API_KEY;
-  const listenerId = opts.listenerId ?? process.env.HANGAR_LISTENER_ID;
+  const env = settings().listener;
+  const url = opts.controlPlane ?? env.controlPlaneUrl;
+  const apiKey = opts.apiKey ?? env.apiKey;
+  const listenerId = opts.listenerId ?? env.listenerId;
   if (!url) return fail("--control-plane <url> is required (or HANGAR_CONTROL_PLANE_URL)", 2);
   if (!apiKey) return fail("--api-key <key> is required (or HANGAR_API_KEY)", 2);
   if (!listenerId) return fail("--listener-id <id> is required (or HANGAR_LISTENER_ID)", 2);

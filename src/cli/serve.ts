@@ -1,5 +1,6 @@
 // `hangar serve`: the production Agent Server, without reload. With DATABASE_URL and REDIS_URL it runs on
 // PostgreSQL + Redis, as an API process, a worker, or both (--mode); without them, on the embedded backend.
+import { settings, SettingsError, type ClusterSettings } from "../lib/settings.js";
 import type { ClusterBackend } from "../server.js";
 import { checkFlags, runServer } from "./dev.js";
 
@@ -20,8 +21,15 @@ export async function runServe(opts: ServeOptions): Promise<number> {
     console.error(`hangar serve: --mode must be api, worker or all, not "${opts.mode}"`);
     return 2;
   }
-  const databaseUrl = process.env.DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL;
+  let env: ClusterSettings;
+  try {
+    env = settings().cluster;
+  } catch (e) {
+    if (!(e instanceof SettingsError)) throw e;
+    console.error(`hangar serve: ${e.message}`);
+    return 2;
+  }
+  const { databaseUrl, redisUrl } = env;
   if (!databaseUrl && !redisUrl) {
     if (mode !== "all") {
       console.error(
@@ -45,13 +53,11 @@ export async function runServe(opts: ServeOptions): Promise<number> {
     );
     return 2;
   }
-  const schema = process.env.HANGAR_DATABASE_SCHEMA || "public";
-  const redisPrefix = process.env.HANGAR_REDIS_PREFIX ?? "hangar:";
   return runServer("serve", opts, flags.port, flags.nJobs, {
     databaseUrl,
     redisUrl,
-    schema,
-    redisPrefix,
+    schema: env.databaseSchema,
+    redisPrefix: env.redisPrefix,
     mode,
   });
 }

@@ -1,5 +1,6 @@
 // Tenancy administration: organizations, workspaces and API keys (the `hangar control-plane admin` commands),
 // and the bootstrap of a fresh control plane from HANGAR_CP_BOOTSTRAP_API_KEY / HANGAR_CP_BOOTSTRAP_PLAN.
+import type { ControlPlaneSettings } from "../lib/settings.js";
 import { generateApiKey } from "./auth.js";
 import { DEFAULT_CP_SCHEMA } from "./store-postgres.js";
 import type { ApiKey, CpStore, Organization, Plan, Workspace } from "./types.js";
@@ -75,13 +76,13 @@ export function adminHelp(dataDir: string, postgresSchema?: string): string {
  */
 export async function bootstrap(
   store: CpStore,
-  env: NodeJS.ProcessEnv,
+  env: Pick<ControlPlaneSettings, "bootstrapApiKey" | "bootstrapPlan">,
   dataDir: string,
   log: (msg: string) => void,
   postgresSchema?: string,
 ): Promise<Workspace | null> {
-  const key = env.HANGAR_CP_BOOTSTRAP_API_KEY?.trim();
-  const plan = parsePlan(env.HANGAR_CP_BOOTSTRAP_PLAN?.trim() || "plus");
+  const key = env.bootstrapApiKey?.trim();
+  const plan = parsePlan(env.bootstrapPlan.trim());
   // Control planes starting at once on one PostgreSQL store: only the first bootstraps.
   const exclusive = store.exclusive?.bind(store) ?? (<T>(fn: () => Promise<T>) => fn());
   return exclusive(async () => {

@@ -3,6 +3,7 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cp, mkdir, rm, symlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
+import { settings } from "../lib/settings.js";
 import { childEnv, HANGAR_BIN, HANGAR_ROOT, runCommand, type CommandResult } from "./proc.js";
 import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import { checkLocalSource, localPathOf, parseSourceRoots } from "./source-roots.js";
@@ -267,7 +268,7 @@ async function fetchSource(input: BuildInput, srcDir: string): Promise<string> {
       // changed since. The copy runs outside the sandbox, so it reads only what the operator opened.
       let roots: string[];
       try {
-        roots = parseSourceRoots(process.env.HANGAR_CP_SOURCE_ROOTS);
+        roots = parseSourceRoots(settings().controlPlane.sourceRoots);
       } catch (e) {
         throw new BuildError((e as Error).message);
       }

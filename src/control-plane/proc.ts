@@ -6,6 +6,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
+import { settings } from "../lib/settings.js";
 
 /** The Hangar installation this control plane runs from (its `bin/` and `node_modules/`). */
 export const HANGAR_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
@@ -47,7 +48,7 @@ export const CHILD_PATH = [
  */
 export function childEnv(extra: Record<string, string> = {}, home = tmpdir()): Record<string, string> {
   const env: Record<string, string> = { PATH: CHILD_PATH, HOME: home };
-  const operator = (process.env.HANGAR_CP_SANDBOX_ENV ?? "").split(",").map((s) => s.trim());
+  const operator = settings().controlPlane.sandboxEnv;
   for (const name of [...PASSED_ENV, ...operator]) {
     const v = name && !name.startsWith("HANGAR_") ? process.env[name] : undefined;
     if (v !== undefined) env[name] = v;

@@ -4,6 +4,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { lchown, lstat, readdir } from "node:fs/promises";
 import { delimiter, dirname, join, resolve } from "node:path";
+import { settings, type Settings } from "../lib/settings.js";
 import { CHILD_PATH } from "./proc.js";
 import { mountArgs, mountPlan } from "./sandbox-mounts.js";
 import { type CgroupLimits, type CgroupSupport, detectCgroups } from "./sandbox-cgroup.js";
@@ -22,40 +23,14 @@ export interface SandboxSettings {
 /** A setting the sandbox cannot work with, reported at start-up. */
 export class SandboxConfigError extends Error {}
 
-const int = (env: NodeJS.ProcessEnv, name: string, dflt: number, min: number): number => {
-  const raw = env[name]?.trim();
-  if (!raw) return dflt;
-  if (!/^\d+$/.test(raw) || Number(raw) < min) {
-    throw new SandboxConfigError(`${name} must be an integer of at least ${min}, not "${raw}"`);
-  }
-  return Number(raw);
-};
-
-export function sandboxSettings(env: NodeJS.ProcessEnv = process.env): SandboxSettings {
-  const mode = (env.HANGAR_CP_SANDBOX?.trim().toLowerCase() || "auto") as SandboxSettings["mode"];
-  if (!["auto", "on", "off"].includes(mode)) {
-    throw new SandboxConfigError(`HANGAR_CP_SANDBOX must be auto, on or off, not "${env.HANGAR_CP_SANDBOX}"`);
-  }
-  const uids = env.HANGAR_CP_SANDBOX_UIDS?.trim() || "600000-699999";
-  const m = /^(\d+)-(\d+)$/.exec(uids);
-  if (!m || Number(m[1]) < 1000 || Number(m[2]) < Number(m[1]) || Number(m[2]) >= 2 ** 31) {
-    throw new SandboxConfigError(
-      `HANGAR_CP_SANDBOX_UIDS must be a range FIRST-LAST of uids from 1000 up, not "${uids}"`,
-    );
-  }
+/** The sandbox's settings from the HANGAR_CP_SANDBOX* variables (default: this process's). */
+export function sandboxSettings(env: Settings["sandbox"] = settings().sandbox): SandboxSettings {
   return {
-    mode,
-    uidFirst: Number(m[1]),
-    uidLast: Number(m[2]),
-    limits: {
-      memoryMb: int(env, "HANGAR_CP_SANDBOX_MEMORY_MB", 2048, 64),
-      cpus: int(env, "HANGAR_CP_SANDBOX_CPUS", 1, 1),
-      pids: int(env, "HANGAR_CP_SANDBOX_PIDS", 1024, 16),
-    },
-    hide: (env.HANGAR_CP_SANDBOX_HIDE ?? "")
-      .split(":")
-      .map((s) => s.trim())
-      .filter((s) => s.startsWith("/")),
+    mode: env.mode,
+    uidFirst: env.uids.first,
+    uidLast: env.uids.last,
+    limits: { memoryMb: env.memoryMb, cpus: env.cpus, pids: env.pids },
+    hide: env.hide.filter((s) => s.startsWith("/")),
   };
 }
 
@@ -246,7 +221,7 @@ class NoSandbox implements Sandbox {
  * runs `true` in a sandbox) and returns the sandbox, or the reason it cannot. HANGAR_CP_SANDBOX=on makes a
  * host that cannot an error; =off turns it off.
  */
-export function detectSandbox(dataDir: string, env: NodeJS.ProcessEnv = process.env): Sandbox {
+export function detectSandbox(dataDir: string, env: Settings["sandbox"] = settings().sandbox): Sandbox {
   const settings = sandboxSettings(env);
   if (settings.mode === "off") return new NoSandbox("HANGAR_CP_SANDBOX=off");
   const refuse = (reason: string): Sandbox => {

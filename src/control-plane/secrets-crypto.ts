@@ -3,6 +3,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { settings } from "../lib/settings.js";
 import { MigrationError } from "../storage/postgres/migrate.js";
 import type { Secret } from "./types.js";
 
@@ -99,8 +100,8 @@ export function secretBoxOf(key: Buffer, source: string): SecretBox {
 }
 
 export interface SecretKeyOptions {
-  /** Where HANGAR_CP_SECRET_KEY is read; default process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** The value of HANGAR_CP_SECRET_KEY; default this process's setting. */
+  secretKey?: string;
   /** The data directory, where the key file is kept when the variable is not set. */
   dataDir?: string;
   /** Told once when a key is generated. */
@@ -112,8 +113,7 @@ export interface SecretKeyOptions {
  * generated (32 random bytes, base64, mode 0600) when missing, and said so through `log`.
  */
 export function loadSecretBox(opts: SecretKeyOptions = {}): SecretBox {
-  const env = opts.env ?? process.env;
-  const raw = env.HANGAR_CP_SECRET_KEY?.trim();
+  const raw = (opts.secretKey ?? settings().controlPlane.secretKey)?.trim();
   if (raw) return secretBoxOf(parseSecretKey(raw), "HANGAR_CP_SECRET_KEY");
   if (!opts.dataDir) {
     throw new SecretKeyError(

@@ -10,8 +10,7 @@ import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "./store-postgres.js";
 import { openCpSqliteStore } from "./store-sqlite.js";
 import type { CpStore } from "./types.js";
 import { parseSourceRoots } from "./source-roots.js";
-import { maxExtractedBytes } from "./tarball.js";
-import { DEFAULT_MAX_UPLOAD_BYTES } from "./uploads.js";
+import { settings, type ControlPlaneSettings } from "../lib/settings.js";
 
 /** What a reconciler gets once the control plane listens. */
 export interface ReconcilerContext {
@@ -44,8 +43,8 @@ export interface ControlPlaneOptions {
   ) => void | Promise<void>;
   /** Largest accepted upload; default HANGAR_CP_MAX_UPLOAD_BYTES, else 200 MB. */
   maxUploadBytes?: number;
-  /** Where HANGAR_CP_* settings are read; default process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** The HANGAR_CP_* settings; default this process's. */
+  settings?: ControlPlaneSettings;
   /** A store to use instead of `<dataDir>/control-plane.db`. */
   store?: CpStore;
   /**
@@ -65,39 +64,35 @@ export interface ControlPlane {
 /** A wrong setting (e.g. HANGAR_CP_MAX_UPLOAD_BYTES), reported without a stack. */
 export class ControlPlaneConfigError extends Error {}
 
-function maxUploadBytes(opts: ControlPlaneOptions, env: NodeJS.ProcessEnv): number {
-  if (opts.maxUploadBytes !== undefined) return opts.maxUploadBytes;
-  const raw = env.HANGAR_CP_MAX_UPLOAD_BYTES?.trim();
-  if (!raw) return DEFAULT_MAX_UPLOAD_BYTES;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new ControlPlaneConfigError(`HANGAR_CP_MAX_UPLOAD_BYTES must be a positive integer, not "${raw}"`);
-  }
-  return Number(raw);
-}
-
 function urlHost(host: string): string {
   if (host === "0.0.0.0" || host === "" || host === "::") return "127.0.0.1";
   return host.includes(":") ? `[${host}]` : host;
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
-  const env = opts.env ?? process.env;
   const log = opts.log ?? ((msg: string) => console.log(msg));
   const dataDir = resolve(opts.dataDir);
-  const maxBytes = maxUploadBytes(opts, env);
+  let env: ControlPlaneSettings;
   let sourceRoots: string[];
   try {
-    sourceRoots = parseSourceRoots(env.HANGAR_CP_SOURCE_ROOTS);
-    maxExtractedBytes(env);
+    env = opts.settings ?? settings().controlPlane;
+    sourceRoots = parseSourceRoots(env.sourceRoots);
   } catch (e) {
     throw new ControlPlaneConfigError((e as Error).message);
   }
+  const maxBytes = opts.maxUploadBytes ?? env.maxUploadBytes;
   const pgSchema = opts.database ? (opts.database.schema ?? DEFAULT_CP_SCHEMA) : undefined;
   const store =
     opts.store ??
     (opts.database
-      ? await openCpPostgresStore({ url: opts.database.url, schema: pgSchema, dataDir, env, log })
-      : openCpSqliteStore(dataDir, { env, log }));
+      ? await openCpPostgresStore({
+          url: opts.database.url,
+          schema: pgSchema,
+          dataDir,
+          secretKey: env.secretKey,
+          log,
+        })
+      : openCpSqliteStore(dataDir, { secretKey: env.secretKey, log }));
   let publicUrl = "";
   let reconciler: ReconcilerHandle | undefined;
   const ctx: CpContext = {

@@ -5,14 +5,12 @@ import { basename, dirname, isAbsolute, join, relative, resolve } from "node:pat
 import { fileURLToPath } from "node:url";
 
 /**
- * HANGAR_CP_SOURCE_ROOTS: colon-separated absolute directories, each resolved with realpath. Unset or empty:
- * none (local paths are refused). Throws an Error naming the bad entry.
+ * HANGAR_CP_SOURCE_ROOTS (its entries): absolute directories, each resolved with realpath. None: local paths
+ * are refused. Throws an Error naming the bad entry.
  */
-export function parseSourceRoots(raw: string | undefined): string[] {
+export function parseSourceRoots(entries: string[]): string[] {
   const roots: string[] = [];
-  for (const entry of (raw ?? "").split(":")) {
-    const p = entry.trim();
-    if (!p) continue;
+  for (const p of entries) {
     if (!isAbsolute(p)) throw new Error(`HANGAR_CP_SOURCE_ROOTS: "${p}" is not an absolute path`);
     let real: string;
     try {

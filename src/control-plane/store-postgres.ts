@@ -53,8 +53,8 @@ export interface CpPostgresOptions {
    * `dataDir`). Every control plane sharing a store needs the same key.
    */
   secretBox?: SecretBox;
-  /** Where HANGAR_CP_SECRET_KEY is read when no secretBox is given; default process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** HANGAR_CP_SECRET_KEY's value, when no secretBox is given; default this process's setting. */
+  secretKey?: string;
   /** Told when a key file is generated. */
   log?: (msg: string) => void;
 }
@@ -207,7 +207,8 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
   );
   let box: SecretBox;
   try {
-    box = opts.secretBox ?? loadSecretBox({ env: opts.env, dataDir: opts.dataDir, log: opts.log });
+    box =
+      opts.secretBox ?? loadSecretBox({ secretKey: opts.secretKey, dataDir: opts.dataDir, log: opts.log });
     await migratePostgres(pool, schema, { dir: MIGRATIONS_DIR, lockKey: MIGRATION_LOCK });
     await sealStoredSecrets(pool, ident(schema), box);
   } catch (e) {

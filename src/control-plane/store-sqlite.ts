@@ -32,8 +32,8 @@ const now = () => new Date().toISOString();
 export interface CpSqliteOptions {
   /** The key of deployments' secrets; default loadSecretBox (HANGAR_CP_SECRET_KEY, else `<dataDir>/secret.key`). */
   secretBox?: SecretBox;
-  /** Where HANGAR_CP_SECRET_KEY is read when no secretBox is given; default process.env. */
-  env?: NodeJS.ProcessEnv;
+  /** HANGAR_CP_SECRET_KEY's value, when no secretBox is given; default this process's setting. */
+  secretKey?: string;
   /** Told when a key file is generated. */
   log?: (msg: string) => void;
 }
@@ -44,7 +44,7 @@ export interface CpSqliteOptions {
  */
 export function openCpSqliteStore(dataDir: string, opts: CpSqliteOptions = {}): CpStore {
   mkdirSync(dataDir, { recursive: true });
-  const box = opts.secretBox ?? loadSecretBox({ env: opts.env, dataDir, log: opts.log });
+  const box = opts.secretBox ?? loadSecretBox({ secretKey: opts.secretKey, dataDir, log: opts.log });
   const db = new Database(join(dataDir, "control-plane.db"));
   try {
     db.pragma("journal_mode = WAL");

@@ -6,17 +6,15 @@ import { createReadStream, lstatSync, readdirSync, realpathSync } from "node:fs"
 import { mkdir, rm } from "node:fs/promises";
 import { isAbsolute, join, posix, relative } from "node:path";
 import * as tar from "tar";
+import { settings, type ControlPlaneSettings } from "../lib/settings.js";
 
 export const DEFAULT_MAX_EXTRACTED_MB = 1024;
 
-/** HANGAR_CP_MAX_EXTRACTED_MB as bytes (default 1024 MB); throws an Error naming a bad value. */
-export function maxExtractedBytes(env: NodeJS.ProcessEnv = process.env): number {
-  const raw = env.HANGAR_CP_MAX_EXTRACTED_MB?.trim();
-  if (!raw) return DEFAULT_MAX_EXTRACTED_MB * 1024 * 1024;
-  if (!/^\d+$/.test(raw) || Number(raw) < 1) {
-    throw new Error(`HANGAR_CP_MAX_EXTRACTED_MB must be a positive integer (megabytes), not "${raw}"`);
-  }
-  return Number(raw) * 1024 * 1024;
+/** HANGAR_CP_MAX_EXTRACTED_MB as bytes (default 1024 MB); throws a SettingsError naming a bad value. */
+export function maxExtractedBytes(
+  cp: Pick<ControlPlaneSettings, "maxExtractedMb"> = settings().controlPlane,
+): number {
+  return cp.maxExtractedMb * 1024 * 1024;
 }
 
 /** A tarball refused: `kind` "size" (it expands beyond the cap) or "content" (a path or link leaves it). */

@@ -1,7 +1,7 @@
 // System assistants (one per graph, with a stable id derived from the graph id) and assistant lookup.
 import { isDeepStrictEqual } from "node:util";
 import { v5 as uuidv5 } from "uuid";
-import type { AssistantDefaults } from "../config/config.js";
+import type { AssistantDefaults } from "../lib/settings/project.js";
 import type { Assistant, Json, Storage } from "../storage/types.js";
 import type { GraphRegistry } from "./registry.js";
 

@@ -4,7 +4,7 @@ import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Pregel } from "@langchain/langgraph";
-import type { GraphEntry } from "../config/config.js";
+import type { GraphEntry } from "../lib/settings/project.js";
 import {
   adaptInput,
   HANGAR_LANGGRAPH_VERSION,

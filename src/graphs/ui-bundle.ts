@@ -3,7 +3,7 @@
 import { existsSync } from "node:fs";
 import { basename, dirname, extname, relative, resolve } from "node:path";
 import type { Plugin } from "esbuild";
-import { ConfigError } from "../config/config.js";
+import { ConfigError } from "../lib/settings/project.js";
 
 export interface UiFile {
   basename: string;

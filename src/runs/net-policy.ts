@@ -2,6 +2,7 @@
 // metadata and reserved addresses are refused (also hidden in IPv6: mapped, compatible, NAT64, 6to4, Teredo).
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
+import { settings, type WebhookSettings } from "../lib/settings.js";
 
 /** What an address is, for the policy: `public` is always allowed, the others only when opened. */
 export type AddressKind = "public" | "loopback" | "private" | "metadata" | "reserved";
@@ -167,8 +168,6 @@ export const isLocalhostName = (host: string): boolean =>
 
 // --- Policy --------------------------------------------------------------------------------------------------
 
-const truthy = (v: string | undefined) => ["1", "true", "yes"].includes((v ?? "").trim().toLowerCase());
-
 /** One entry of HANGAR_WEBHOOK_ALLOW_ADDRESSES: `10.1.2.3`, `10.0.0.0/8`, `127.0.0.1:8080`, `[fd00::1]:443`, `fd00::/8`. */
 export function parseAllowEntry(entry: string): AllowEntry {
   const bad = () =>
@@ -197,15 +196,15 @@ export function parseAllowEntry(entry: string): AllowEntry {
   return { bytes, prefix, port };
 }
 
-/** The policy the environment sets; throws (naming the variable) when HANGAR_WEBHOOK_ALLOW_ADDRESSES is malformed. */
-export function webhookPolicy(env: NodeJS.ProcessEnv = process.env): AddressPolicy {
+/**
+ * The policy of the HANGAR_WEBHOOK_ALLOW_* settings (default: this process's); throws, naming the variable, when
+ * one is malformed.
+ */
+export function webhookPolicy(w: WebhookSettings = settings().webhooks): AddressPolicy {
   return {
-    allowLoopback: truthy(env.HANGAR_WEBHOOK_ALLOW_LOOPBACK),
-    allowPrivate: truthy(env.HANGAR_WEBHOOK_ALLOW_PRIVATE),
-    allow: (env.HANGAR_WEBHOOK_ALLOW_ADDRESSES ?? "")
-      .split(",")
-      .filter((e) => e.trim())
-      .map(parseAllowEntry),
+    allowLoopback: w.allowLoopback,
+    allowPrivate: w.allowPrivate,
+    allow: w.allowAddresses.map(parseAllowEntry),
   };
 }
 

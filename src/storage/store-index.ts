@@ -3,7 +3,8 @@
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import { getTextAtPath } from "@langchain/langgraph-checkpoint";
-import { ConfigError, parseGraphSpec } from "../config/config.js";
+import { ConfigError, parseGraphSpec } from "../lib/settings/project.js";
+import type { StoreConfig } from "../lib/settings/sections.js";
 
 export interface StoreIndex {
   embed: (texts: string[]) => Promise<number[][]>;
@@ -29,16 +30,15 @@ export function cosine(a: number[], b: number[]): number {
 }
 
 /**
- * Loads store.index: `embed` is `./file.ts:export`, a function (texts) => vectors, or a LangChain
- * Embeddings object (embedDocuments).
+ * Loads store.index (its shape checked with langgraph.json): `embed` is `./file.ts:export`, a function
+ * (texts) => vectors, or a LangChain Embeddings object (embedDocuments).
  */
-export async function loadStoreIndex(projectDir: string, raw: unknown): Promise<StoreIndex | undefined> {
-  const index = (raw as { index?: { embed?: unknown; dims?: unknown; fields?: unknown } } | undefined)?.index;
+export async function loadStoreIndex(
+  projectDir: string,
+  store: StoreConfig | null | undefined,
+): Promise<StoreIndex | undefined> {
+  const index = store?.index;
   if (!index) return undefined;
-  if (typeof index.embed !== "string")
-    throw new ConfigError('store.index.embed must be a "./file.ts:export" path');
-  if (typeof index.dims !== "number" || index.dims < 1)
-    throw new ConfigError("store.index.dims must be a positive number");
   const entry = parseGraphSpec(projectDir, "store.index.embed", index.embed);
   if (!existsSync(entry.file)) throw new ConfigError(`store.index.embed: file ${entry.file} not found`);
   const mod = (await import(pathToFileURL(entry.file).href)) as Record<string, unknown>;
@@ -50,6 +50,6 @@ export async function loadStoreIndex(projectDir: string, raw: unknown): Promise<
   if (typeof fn === "function") embed = async (t) => fn(t);
   else if (fn && typeof fn.embedDocuments === "function") embed = (t) => fn.embedDocuments(t);
   else throw new ConfigError(`store.index.embed "${index.embed}": not a function or an Embeddings object`);
-  const fields = Array.isArray(index.fields) ? (index.fields as string[]) : ["$"];
+  const fields = index.fields ?? ["$"];
   return { embed, dims: index.dims, fields };
 }

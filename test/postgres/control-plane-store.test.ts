@@ -416,7 +416,7 @@ describe("CpStore on PostgreSQL only", () => {
     );
     try {
       const logs: string[] = [];
-      const env = { HANGAR_CP_BOOTSTRAP_API_KEY: "same-key", HANGAR_CP_BOOTSTRAP_PLAN: "plus" };
+      const env = { bootstrapApiKey: "same-key", bootstrapPlan: "plus" };
       const results = await Promise.all(stores.map((s) => bootstrap(s, env, dataDir, (m) => logs.push(m))));
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await stores[0].countOrganizations()).toBe(1);

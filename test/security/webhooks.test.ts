@@ -13,6 +13,7 @@ import {
   refusal,
   webhookPolicy,
 } from "../../src/runs/net-policy.ts";
+import { loadSettings, type Env } from "../../src/lib/settings.ts";
 import { httpError } from "../helpers/http.ts";
 import {
   cleanupDir,
@@ -23,6 +24,9 @@ import {
   tempDir,
   type HangarProcess,
 } from "../helpers/server.ts";
+
+/** The webhook policy of an environment. */
+const policyOf = (env: Env) => webhookPolicy(loadSettings(env).webhooks);
 
 interface Hit {
   path: string;
@@ -284,11 +288,11 @@ describe("webhooks: the address policy", () => {
   });
 
   it("HANGAR_WEBHOOK_ALLOW_LOOPBACK opens loopback, not private or metadata addresses", () => {
-    const policy = webhookPolicy({ HANGAR_WEBHOOK_ALLOW_LOOPBACK: "true" });
+    const policy = policyOf({ HANGAR_WEBHOOK_ALLOW_LOOPBACK: "true" });
     expect(refusal("::ffff:127.0.0.1", 80, policy)).toBeNull();
     expect(refusal("10.0.0.1", 80, policy)).toMatch(/HANGAR_WEBHOOK_ALLOW_PRIVATE/);
     expect(refusal("169.254.169.254", 80, policy)).toMatch(/metadata/);
-    expect(() => webhookPolicy({ HANGAR_WEBHOOK_ALLOW_ADDRESSES: "10.0.0.0/99" })).toThrow(
+    expect(() => policyOf({ HANGAR_WEBHOOK_ALLOW_ADDRESSES: "10.0.0.0/99" })).toThrow(
       /HANGAR_WEBHOOK_ALLOW_ADDRESSES/,
     );
   });
@@ -306,7 +310,7 @@ describe("webhooks: the address policy", () => {
 
   /** A POST through node:http with the sender's lookup, the name resolved by `resolve` (no DNS is asked). */
   function post(port: number, env: NodeJS.ProcessEnv, resolved: string): Promise<number | Error> {
-    const lookup = guardedLookup(webhookPolicy(env), port, (_name, _opts, cb) =>
+    const lookup = guardedLookup(policyOf(env), port, (_name, _opts, cb) =>
       cb(null, [{ address: resolved, family: resolved.includes(":") ? 6 : 4 }]),
     );
     return new Promise((res) => {

@@ -4,6 +4,14 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
+import { settings } from "../settings.js";
+import {
+  AuthConfigSchema,
+  CheckpointerConfigSchema,
+  HttpConfigSchema,
+  StoreConfigSchema,
+  unknownKeys,
+} from "./sections.js";
 
 const GraphSpec = z.union([
   z.string().min(1),
@@ -21,12 +29,20 @@ export const LanggraphConfigSchema = z
     dependencies: z.array(z.string()).optional(),
     node_version: z.union([z.string(), z.number()]).optional(),
     dockerfile_lines: z.array(z.string()).optional(),
-    store: z.record(z.string(), z.unknown()).optional(),
-    checkpointer: z.record(z.string(), z.unknown()).optional(),
-    auth: z.record(z.string(), z.unknown()).optional(),
-    http: z.record(z.string(), z.unknown()).optional(),
+    store: StoreConfigSchema.nullish(),
+    checkpointer: CheckpointerConfigSchema.nullish(),
+    auth: AuthConfigSchema.nullish(),
+    http: HttpConfigSchema.nullish(),
   })
   .passthrough();
+
+/** The sections typed after the official schema, whose unknown keys are warned about. */
+const SECTIONS = {
+  store: StoreConfigSchema,
+  checkpointer: CheckpointerConfigSchema,
+  auth: AuthConfigSchema,
+  http: HttpConfigSchema,
+} as const;
 
 export interface GraphEntry {
   graphId: string;
@@ -66,6 +82,11 @@ export function parseGraphSpec(projectDir: string, graphId: string, spec: string
   return { graphId, file: resolve(projectDir, file), exportName };
 }
 
+/** The variables of an env file (KEY=VALUE lines, as dotenv reads them); undefined when there is no such file. */
+export function readEnvFile(path: string): Record<string, string> | undefined {
+  return existsSync(path) ? parseDotenv(readFileSync(path)) : undefined;
+}
+
 /**
  * The project's env. A missing env file is a warning, not a refusal, as in the official CLI: templates name
  * `.env`, which is git-ignored and left out of deploys (whose values arrive as secrets instead).
@@ -78,11 +99,9 @@ function loadEnv(
   if (env === undefined) return {};
   if (typeof env === "string") {
     const envPath = resolve(projectDir, env);
-    if (!existsSync(envPath)) {
-      warnings.push(`Env file "${env}" not found (looked at ${envPath}). Continuing without it.`);
-      return {};
-    }
-    return parseDotenv(readFileSync(envPath));
+    const values = readEnvFile(envPath);
+    if (!values) warnings.push(`Env file "${env}" not found (looked at ${envPath}). Continuing without it.`);
+    return values ?? {};
   }
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
 }
@@ -108,6 +127,11 @@ export function loadProjectConfig(configPath: string): ProjectConfig {
     return entry;
   });
   const warnings: string[] = [];
+  for (const [name, schema] of Object.entries(SECTIONS)) {
+    for (const key of unknownKeys(schema, parsed.data[name], name)) {
+      warnings.push(`${abs}: ${key} is not a setting Hangar knows; ignored`);
+    }
+  }
   const env = loadEnv(projectDir, parsed.data.env, warnings);
   return { configPath: abs, projectDir, graphs, env, warnings, raw: parsed.data };
 }
@@ -134,7 +158,7 @@ const isRecord = (v: unknown): v is Record<string, unknown> =>
  * `context` becomes the assistant's context). Throws ConfigError naming the variable when it is not that.
  */
 export function assistantDefaultsFromEnv(
-  raw: string | undefined = process.env.LANGGRAPH_CONFIG,
+  raw: string | undefined = settings().server.langgraphConfig,
 ): Record<string, AssistantDefaults> {
   if (raw === undefined || raw.trim() === "") return {};
   let json: unknown;

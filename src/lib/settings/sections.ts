@@ -1,0 +1,126 @@
+// The `store`, `checkpointer`, `auth` and `http` sections of langgraph.json, typed after the official schema
+// (langgraph-cli's schema.json). Keys it does not know are kept and reported as warnings, not refused.
+import { z } from "zod";
+
+const validRegex = (s: string) => {
+  try {
+    new RegExp(s);
+    return true;
+  } catch {
+    return false;
+  }
+};
+
+/** `http.cors`: narrows the CORS of the server (on by default for any origin). */
+export const CorsConfigSchema = z.looseObject({
+  allow_origins: z.array(z.string()).optional(),
+  allow_origin_regex: z.string().refine(validRegex, "not a valid regular expression").optional(),
+  allow_methods: z.array(z.string()).optional(),
+  allow_headers: z.array(z.string()).optional(),
+  allow_credentials: z.boolean().optional(),
+  expose_headers: z.array(z.string()).optional(),
+  max_age: z.number().int().nonnegative().optional(),
+});
+export type CorsConfig = z.infer<typeof CorsConfigSchema>;
+
+/** Header patterns (exact names or `*` wildcards); exclusions win. */
+const HeaderPatternsSchema = z.looseObject({
+  includes: z.array(z.string()).nullish(),
+  excludes: z.array(z.string()).nullish(),
+});
+
+export const HttpConfigSchema = z.looseObject({
+  /** The project's own app, `./file.ts:export` (an object with `fetch(Request)`, e.g. a Hono app). */
+  app: z.string().min(1).optional(),
+  cors: CorsConfigSchema.nullish(),
+  disable_assistants: z.boolean().optional(),
+  disable_threads: z.boolean().optional(),
+  disable_runs: z.boolean().optional(),
+  disable_store: z.boolean().optional(),
+  disable_meta: z.boolean().optional(),
+  disable_mcp: z.boolean().optional(),
+  disable_a2a: z.boolean().optional(),
+  disable_ui: z.boolean().optional(),
+  disable_webhooks: z.boolean().optional(),
+  configurable_headers: HeaderPatternsSchema.nullish(),
+  logging_headers: HeaderPatternsSchema.nullish(),
+  middleware_order: z.enum(["auth_first", "middleware_first"]).nullish(),
+  enable_custom_route_auth: z.boolean().optional(),
+  mount_prefix: z.string().optional(),
+});
+export type HttpConfig = z.infer<typeof HttpConfigSchema>;
+
+export const StoreConfigSchema = z.looseObject({
+  /** Semantic search: the project's embedding function, the vectors' size, the fields embedded. */
+  index: z
+    .looseObject({
+      embed: z.string({ error: 'must be a "./file.ts:export" path' }).min(1),
+      dims: z.number({ error: "must be a positive number" }).int().positive(),
+      fields: z.array(z.string()).nullish(),
+    })
+    .nullish(),
+  ttl: z
+    .looseObject({
+      default_ttl: z.number().nonnegative().nullish(),
+      refresh_on_read: z.boolean().optional(),
+      sweep_interval_minutes: z.number().int().positive().nullish(),
+    })
+    .nullish(),
+});
+export type StoreConfig = z.infer<typeof StoreConfigSchema>;
+
+export const CheckpointerConfigSchema = z.looseObject({
+  /** Default TTL of threads (minutes) and how often expired ones are swept. */
+  ttl: z
+    .looseObject({
+      strategy: z.enum(["delete", "keep_latest"]).optional(),
+      default_ttl: z.number().nonnegative().nullish(),
+      sweep_interval_minutes: z.number().int().positive().nullish(),
+    })
+    .nullish(),
+});
+export type CheckpointerConfig = z.infer<typeof CheckpointerConfigSchema>;
+
+export const AuthConfigSchema = z.looseObject({
+  /** The project's Auth object (@langchain/langgraph-sdk/auth), `./file.ts:export`. */
+  path: z.string().min(1).optional(),
+  disable_studio_auth: z.boolean().optional(),
+  /** Security schemes merged into the OpenAPI document. */
+  openapi: z
+    .looseObject({
+      securitySchemes: z.record(z.string(), z.record(z.string(), z.unknown())).optional(),
+      security: z.array(z.record(z.string(), z.array(z.string()))).optional(),
+      paths: z.record(z.string(), z.unknown()).optional(),
+    })
+    .optional(),
+  cache: z
+    .looseObject({
+      cache_keys: z.array(z.string()).optional(),
+      ttl_seconds: z.number().int().positive().optional(),
+      max_size: z.number().int().positive().optional(),
+    })
+    .nullish(),
+});
+export type AuthConfig = z.infer<typeof AuthConfigSchema>;
+
+/** Unwraps optional/nullable wrappers down to the schema inside. */
+function inner(schema: z.ZodType): z.ZodType {
+  let s = schema;
+  while (s instanceof z.ZodOptional || s instanceof z.ZodNullable) s = s.unwrap() as z.ZodType;
+  return s;
+}
+
+/**
+ * The keys of `value` that `schema` does not declare, as dotted paths under `path` (nested objects too):
+ * `http.disable_everything`, `store.index.model`.
+ */
+export function unknownKeys(schema: z.ZodType, value: unknown, path: string): string[] {
+  const s = inner(schema);
+  if (!(s instanceof z.ZodObject) || typeof value !== "object" || value === null || Array.isArray(value)) {
+    return [];
+  }
+  const shape = s.shape as Record<string, z.ZodType>;
+  return Object.entries(value).flatMap(([k, v]) =>
+    k in shape ? unknownKeys(shape[k], v, `${path}.${k}`) : [`${path}.${k}`],
+  );
+}

@@ -1,0 +1,207 @@
+// Unit: the settings module: every variable parsed with its default and type, errors naming the variable,
+// langgraph.json's typed sections (unknown keys warned about), and docs/configuration.md listing every variable.
+import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { afterAll, describe, expect, it } from "vitest";
+import { envVars, loadSettings, SettingsError } from "../../src/lib/settings.ts";
+import { documentedTable, DOC_PATH, renderEnvTable, tableRows } from "../../src/lib/settings/doc.ts";
+import { ConfigError, loadProjectConfig } from "../../src/lib/settings/project.ts";
+
+describe("environment variables", () => {
+  it("unset: every default", () => {
+    const s = loadSettings({});
+    expect(s.server).toMatchObject({
+      port: undefined,
+      apiKeys: [],
+      maxAttempts: 3,
+      resumableTtlSeconds: 600,
+      streamBufferBytes: 65536,
+      streamStallSeconds: 30,
+      sqliteSync: "FULL",
+      sweepIntervalMs: undefined,
+      recoverOnStart: true,
+      internalToken: undefined,
+    });
+    expect(s.webhooks).toEqual({ allowLoopback: false, allowPrivate: false, allowAddresses: [] });
+    expect(s.cluster).toMatchObject({
+      databaseSchema: "public",
+      redisPrefix: "hangar:",
+      poolSize: 10,
+      leaseSeconds: 30,
+      queuePollMs: 1000,
+      shutdownGraceSeconds: 20,
+      connectTimeoutSeconds: 60,
+    });
+    expect(s.controlPlane).toMatchObject({
+      bootstrapPlan: "plus",
+      maxUploadBytes: 200 * 1024 * 1024,
+      maxExtractedMb: 1024,
+      sourceRoots: [],
+      sandboxEnv: [],
+    });
+    expect(s.sandbox).toEqual({
+      mode: "auto",
+      uids: { first: 600000, last: 699999 },
+      memoryMb: 2048,
+      cpus: 1,
+      pids: 1024,
+      hide: [],
+    });
+    expect(s.logging).toEqual({ level: "info", format: undefined });
+  });
+
+  it("set: typed values (lists split, flags and choices in any case, empty is unset)", () => {
+    const s = loadSettings({
+      PORT: "8080",
+      HANGAR_API_KEYS: " a, b ,,c ",
+      HANGAR_LEASE_SECONDS: "5",
+      HANGAR_SQLITE_SYNC: "normal",
+      HANGAR_RECOVER_ON_START: "FALSE",
+      HANGAR_WEBHOOK_ALLOW_LOOPBACK: "1",
+      HANGAR_WEBHOOK_ALLOW_ADDRESSES: "10.0.0.0/8, [fd00::1]:443",
+      HANGAR_REDIS_PREFIX: "",
+      HANGAR_DATABASE_SCHEMA: "",
+      HANGAR_CP_SANDBOX: "OFF",
+      HANGAR_CP_SANDBOX_UIDS: "1000-1999",
+      HANGAR_CP_SOURCE_ROOTS: "/a:/b:",
+    });
+    expect(s.server.port).toBe(8080);
+    expect(s.server.apiKeys).toEqual(["a", "b", "c"]);
+    expect(s.server.sqliteSync).toBe("NORMAL");
+    expect(s.server.recoverOnStart).toBe(false);
+    expect(s.webhooks).toEqual({
+      allowLoopback: true,
+      allowPrivate: false,
+      allowAddresses: ["10.0.0.0/8", "[fd00::1]:443"],
+    });
+    expect(s.cluster.leaseSeconds).toBe(5);
+    // An empty prefix is a prefix; an empty schema is the default one.
+    expect(s.cluster.redisPrefix).toBe("");
+    expect(s.cluster.databaseSchema).toBe("public");
+    expect(s.sandbox.mode).toBe("off");
+    expect(s.sandbox.uids).toEqual({ first: 1000, last: 1999 });
+    expect(s.controlPlane.sourceRoots).toEqual(["/a", "/b"]);
+  });
+
+  it("a malformed value: a SettingsError naming the variable, what it must be and the value", () => {
+    const s = loadSettings({ HANGAR_LEASE_SECONDS: "x", HANGAR_QUEUE_POLL_MS: "0" });
+    expect(() => s.cluster).toThrow(SettingsError);
+    expect(() => s.cluster).toThrow(
+      "HANGAR_LEASE_SECONDS must be a positive integer, got 'x'; " +
+        "HANGAR_QUEUE_POLL_MS must be a positive integer, got '0'",
+    );
+    // Other groups are not affected: a command reads only its own.
+    expect(s.server.maxAttempts).toBe(3);
+    const bad = (env: Record<string, string>, group: "server" | "sandbox" | "controlPlane") => () =>
+      loadSettings(env)[group];
+    expect(bad({ PORT: "70000" }, "server")).toThrow("PORT must be a port number (0-65535), got '70000'");
+    expect(bad({ HANGAR_SQLITE_SYNC: "fast" }, "server")).toThrow(
+      "HANGAR_SQLITE_SYNC must be one of OFF, NORMAL, FULL, EXTRA, got 'fast'",
+    );
+    expect(bad({ HANGAR_RECOVER_ON_START: "maybe" }, "server")).toThrow(
+      "HANGAR_RECOVER_ON_START must be true or false",
+    );
+    expect(bad({ HANGAR_CP_SANDBOX_UIDS: "10-20" }, "sandbox")).toThrow(
+      /HANGAR_CP_SANDBOX_UIDS must be a range/,
+    );
+    expect(bad({ HANGAR_CP_SANDBOX_MEMORY_MB: "32" }, "sandbox")).toThrow(
+      "HANGAR_CP_SANDBOX_MEMORY_MB must be an integer of at least 64, got '32'",
+    );
+    expect(bad({ HANGAR_CP_MAX_UPLOAD_BYTES: "lots" }, "controlPlane")).toThrow(/HANGAR_CP_MAX_UPLOAD_BYTES/);
+  });
+
+  it("parsed once: later changes to the environment are not seen", () => {
+    const env: Record<string, string> = { HANGAR_MAX_ATTEMPTS: "4" };
+    const s = loadSettings(env);
+    env.HANGAR_MAX_ATTEMPTS = "9";
+    expect(s.server.maxAttempts).toBe(4);
+  });
+
+  it("every variable is declared once, with a doc string and a type", () => {
+    const names = envVars().map(({ v }) => v.name);
+    expect(new Set(names).size).toBe(names.length);
+    for (const { v, usedBy } of envVars()) {
+      expect(v.doc.length, v.name).toBeGreaterThan(10);
+      expect(v.type, v.name).not.toBe("");
+      expect(usedBy.length, v.name).toBeGreaterThan(0);
+    }
+  });
+});
+
+describe("docs/configuration.md", () => {
+  it("lists every variable of the schema, as generated from it", () => {
+    const doc = readFileSync(DOC_PATH, "utf8");
+    const table = documentedTable(doc);
+    expect(table, "the env-vars markers of docs/configuration.md").toBeDefined();
+    // Compared cell by cell: prettier pads the columns. `npx tsx src/lib/settings/doc.ts` regenerates it.
+    expect(tableRows(table!)).toEqual(tableRows(renderEnvTable()));
+    for (const { v } of envVars()) expect(doc).toContain(`\`${v.name}\``);
+  });
+});
+
+describe("langgraph.json sections", () => {
+  const dir = mkdtempSync(join(tmpdir(), "hangar-settings-unit-"));
+  afterAll(() => rmSync(dir, { recursive: true, force: true }));
+  let n = 0;
+  const load = (config: Record<string, unknown>) => {
+    const file = join(dir, `langgraph-${n++}.json`);
+    writeFileSync(file, JSON.stringify({ graphs: { g: "./g.ts:graph" }, ...config }));
+    return loadProjectConfig(file);
+  };
+
+  it("typed sections: store, checkpointer, auth, http", () => {
+    const p = load({
+      store: { index: { embed: "./embed.ts:embed", dims: 3 } },
+      checkpointer: { ttl: { strategy: "keep_latest", default_ttl: 60, sweep_interval_minutes: 2 } },
+      auth: { path: "./auth.ts:auth", disable_studio_auth: true },
+      http: { cors: { allow_origins: ["https://a.example"] }, disable_store: true, mount_prefix: "/api" },
+    });
+    expect(p.raw.store?.index?.dims).toBe(3);
+    expect(p.raw.checkpointer?.ttl?.strategy).toBe("keep_latest");
+    expect(p.raw.auth?.path).toBe("./auth.ts:auth");
+    expect(p.raw.http?.cors?.allow_origins).toEqual(["https://a.example"]);
+    expect(p.warnings).toEqual([]);
+  });
+
+  it("null sections are absent", () => {
+    const p = load({ store: null, checkpointer: null, auth: null, http: null });
+    expect(p.raw.http ?? undefined).toBeUndefined();
+    expect(p.warnings).toEqual([]);
+  });
+
+  it("unknown keys are kept and warned about, with their path", () => {
+    const p = load({
+      http: { disable_everything: true, cors: { allow_origins: ["*"], allow_teapots: true } },
+      store: { index: { embed: "./e.ts:e", dims: 2, model: "x" } },
+    });
+    expect(p.warnings.map((w) => w.replace(/^.*?\.json: /, "")).sort()).toEqual([
+      "http.cors.allow_teapots is not a setting Hangar knows; ignored",
+      "http.disable_everything is not a setting Hangar knows; ignored",
+      "store.index.model is not a setting Hangar knows; ignored",
+    ]);
+    expect((p.raw.http as Record<string, unknown>).disable_everything).toBe(true);
+  });
+
+  it("a wrong type is a ConfigError naming the file and the key's path", () => {
+    const cases: [Record<string, unknown>, RegExp][] = [
+      [{ http: { cors: { allow_origins: "https://a.example" } } }, /http\.cors\.allow_origins/],
+      [{ http: { disable_runs: "yes" } }, /http\.disable_runs/],
+      [{ store: { index: { embed: "./e.ts:e", dims: 0 } } }, /store\.index\.dims/],
+      [{ checkpointer: { ttl: { strategy: "archive" } } }, /checkpointer\.ttl\.strategy/],
+      [{ auth: { path: 42 } }, /auth\.path/],
+      [{ http: { cors: { allow_origin_regex: "(" } } }, /http\.cors\.allow_origin_regex/],
+    ];
+    for (const [config, path] of cases) {
+      let err: unknown;
+      try {
+        load(config);
+      } catch (e) {
+        err = e;
+      }
+      expect(err, JSON.stringify(config)).toBeInstanceOf(ConfigError);
+      expect((err as Error).message).toMatch(/langgraph-\d+\.json: invalid configuration/);
+      expect((err as Error).message).toMatch(path);
+    }
+  });
+});
