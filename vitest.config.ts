@@ -45,12 +45,11 @@ export default defineConfig({
           // test/control-plane: the control plane on its SQLite store (some files again in "postgres").
           // test/browser: a React page with useStream in Debian's Chromium (needs /usr/bin/chromium).
           include: [
-            "test/e2e/**/*.test.ts",
             "test/unit/**/*.test.ts",
+            "test/e2e/**/*.test.ts",
             "test/control-plane/**/*.test.ts",
             "test/browser/**/*.test.ts",
             "test/security/**/*.test.ts",
-            "test/unit/**/*.test.ts",
           ],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },

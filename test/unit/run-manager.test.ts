@@ -1,7 +1,7 @@
 // Unit tests of the embedded run manager without HTTP (real SQLite storage, the runs fixture's `steps`
 // graph): run creation called concurrently in one process, where the calls interleave at every await.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadProjectConfig } from "../../src/config/config.ts";
+import { loadProjectConfig } from "../../src/lib/settings/project.ts";
 import { ensureSystemAssistants } from "../../src/graphs/assistants.ts";
 import { GraphRegistry } from "../../src/graphs/registry.ts";
 import { RunManager } from "../../src/runs/manager.ts";
