@@ -81,5 +81,6 @@ export function findInputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Inp
 export function describePath(root: string, path: (string | number)[]): string {
   const parts = path.map((p) => (typeof p === "string" ? JSON.stringify(p).slice(1, -1) : String(p)));
   const shown = parts.length > 8 ? [...parts.slice(0, 4), "...", ...parts.slice(-2)] : parts;
-  return [root, ...shown].filter(Boolean).join(".");
+  // Only an empty root is left out: an empty key is a part of the path like any other.
+  return (root ? [root, ...shown] : shown).join(".");
 }
