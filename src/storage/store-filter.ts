@@ -1,10 +1,20 @@
 // Filters of store search: a value per field, compared for equality, or an operator object
 // ($eq, $ne, $gt, $gte, $lt, $lte, $in, $nin).
 
+import { isDeepStrictEqual } from "node:util";
+
 const OPERATORS = new Set(["$eq", "$ne", "$gt", "$gte", "$lt", "$lte", "$in", "$nin"]);
 
+/** Equal as JSON values: objects whatever the order of their keys (as PostgreSQL's jsonb compares them). */
 const same = (a: unknown, b: unknown): boolean =>
-  a === b || (typeof a === "object" && a !== null && JSON.stringify(a) === JSON.stringify(b));
+  a === b || (typeof a === "object" && a !== null && isDeepStrictEqual(a, b));
+
+/** A field of a JSON value: an object's own key or an array's index; scalars have none (no `"s".length`). */
+function fieldOf(v: unknown, key: string): unknown {
+  if (typeof v !== "object" || v === null) return undefined;
+  if (Array.isArray(v)) return /^(0|[1-9]\d*)$/.test(key) ? v[Number(key)] : undefined;
+  return Object.hasOwn(v, key) ? (v as Record<string, unknown>)[key] : undefined;
+}
 
 function isOperatorObject(v: unknown): v is Record<string, unknown> {
   return (
@@ -46,7 +56,7 @@ export function matchesFilter(
   if (!filter) return true;
   return Object.entries(filter).every(([field, expected]) => {
     let actual: unknown = value;
-    for (const part of field.split(".")) actual = (actual as Record<string, unknown> | undefined)?.[part];
+    for (const part of field.split(".")) actual = fieldOf(actual, part);
     return test(actual, expected);
   });
 }
