@@ -60,7 +60,8 @@ function v6Bytes(ip: string): number[] {
 export function ipBytes(ip: string): number[] | null {
   const bare = ip.replace(/^\[|\]$/g, "");
   const v = isIP(bare.replace(/%.*$/, ""));
-  if (v === 4) return v4Bytes(bare);
+  // Only IPv6 has zone ids: `1.2.3.4%eth0` is not an address (its last byte would read as NaN).
+  if (v === 4) return bare.includes("%") ? null : v4Bytes(bare);
   if (v === 6) return v6Bytes(bare);
   return null;
 }
@@ -193,6 +194,9 @@ export function parseAllowEntry(entry: string): AllowEntry {
   const prefix = len === undefined ? max : /^\d+$/.test(len) ? Number(len) : NaN;
   if (!(prefix >= 0 && prefix <= max)) throw bad();
   if (port !== null && !(port > 0 && port < 65536)) throw bad();
+  // An IPv4-mapped entry is the IPv4 address (or range) a connection to it uses (see `wireBytes`).
+  if (bytes.length === 16 && prefix >= 96 && wireBytes(bytes).length === 4)
+    return { bytes: wireBytes(bytes), prefix: prefix - 96, port };
   return { bytes, prefix, port };
 }
 

@@ -151,7 +151,8 @@ export class EventLog implements EventSource, EventSink {
           if (id < this.base) id = this.base;
           yield this.events[id++ - this.base];
         }
-        if (this.closed) return;
+        // Aborted while the reader held an event: the abort's wake-up has passed, so no wait from here on.
+        if (this.closed || signal?.aborted) return;
         await new Promise<void>((res) => {
           wake = res;
           this.waiters.push(res);
