@@ -4,6 +4,7 @@ import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
+import { ConfigError } from "../lib/errors.js";
 
 const GraphSpec = z.union([
   z.string().min(1),
@@ -47,7 +48,7 @@ export interface ProjectConfig {
   raw: z.infer<typeof LanggraphConfigSchema>;
 }
 
-export class ConfigError extends Error {}
+export { ConfigError } from "../lib/errors.js";
 
 function formatZodIssues(err: z.ZodError): string {
   return err.issues.map((i) => `  - ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("\n");

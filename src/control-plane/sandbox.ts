@@ -7,6 +7,7 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { CHILD_PATH } from "./proc.js";
 import { mountArgs, mountPlan } from "./sandbox-mounts.js";
 import { type CgroupLimits, type CgroupSupport, detectCgroups } from "./sandbox-cgroup.js";
+import { ConfigError } from "../lib/errors.js";
 
 /** The sandbox's settings, from HANGAR_CP_SANDBOX* variables. */
 export interface SandboxSettings {
@@ -20,7 +21,7 @@ export interface SandboxSettings {
 }
 
 /** A setting the sandbox cannot work with, reported at start-up. */
-export class SandboxConfigError extends Error {}
+export class SandboxConfigError extends ConfigError {}
 
 const int = (env: NodeJS.ProcessEnv, name: string, dflt: number, min: number): number => {
   const raw = env[name]?.trim();

@@ -3,7 +3,7 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { MigrationError } from "../storage/postgres/migrate.js";
+import { MigrationError } from "../lib/errors.js";
 import type { Secret } from "./types.js";
 
 /** The key file in the data directory, used when HANGAR_CP_SECRET_KEY is not set. */

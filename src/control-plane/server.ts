@@ -12,6 +12,7 @@ import type { CpStore } from "./types.js";
 import { parseSourceRoots } from "./source-roots.js";
 import { maxExtractedBytes } from "./tarball.js";
 import { DEFAULT_MAX_UPLOAD_BYTES } from "./uploads.js";
+import { ConfigError } from "../lib/errors.js";
 
 /** What a reconciler gets once the control plane listens. */
 export interface ReconcilerContext {
@@ -63,7 +64,7 @@ export interface ControlPlane {
 }
 
 /** A wrong setting (e.g. HANGAR_CP_MAX_UPLOAD_BYTES), reported without a stack. */
-export class ControlPlaneConfigError extends Error {}
+export class ControlPlaneConfigError extends ConfigError {}
 
 function maxUploadBytes(opts: ControlPlaneOptions, env: NodeJS.ProcessEnv): number {
   if (opts.maxUploadBytes !== undefined) return opts.maxUploadBytes;

@@ -1,8 +1,8 @@
 // What creating a run means whatever executes it (embedded manager or scale-out queue): the assistant and
 // its graph must exist, the body must be consistent, the thread is found or created, the run is recorded.
 import { randomUUID } from "node:crypto";
-import { conflict, notFound, unprocessable } from "../api/errors.js";
-import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import { busy, invalidInput, notFound } from "../lib/errors.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, Storage, Thread } from "../storage/types.js";
@@ -39,8 +39,9 @@ export async function checkRunBody(body: {
 }): Promise<void> {
   if (body.webhook) await checkWebhookUrl(body.webhook);
   if (body.command && !emptyInput(body.input)) {
-    throw unprocessable(
+    throw invalidInput(
       "input: give either input or command, not both (an empty input {} may go with a command)",
+      "input",
     );
   }
 }
@@ -89,7 +90,7 @@ export async function keptRun(
 /** 409 when the thread is busy and the strategy is "reject". */
 export function rejectIfBusy(threadId: string, busyWith: string | undefined, strategy: string): void {
   if (busyWith && strategy === "reject") {
-    throw conflict(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
+    throw busy(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
   }
 }
 

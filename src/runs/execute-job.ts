@@ -5,7 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, Storage, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
-import { toPlain } from "./serde.js";
+import { toPlain } from "../lib/serde.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
 
