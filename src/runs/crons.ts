@@ -102,7 +102,12 @@ export class CronScheduler {
       await this.storage.threads.create({ thread_id: threadId, metadata: { cron_id: cron.cron_id } });
       const started = await this.runs.createStateful(threadId, body);
       if (cron.on_run_completed === "delete") {
-        void started.done.then(() => this.storage.threads.delete(threadId)).catch(() => {});
+        // After the run, in the background: a thread that could not be deleted is logged and left in place.
+        void started.done
+          .then(() => this.storage.threads.delete(threadId))
+          .catch((e) =>
+            this.log(`cron ${cron.cron_id}: thread ${threadId} not deleted: ${(e as Error).message}`),
+          );
       }
     } catch (e) {
       this.log(`cron ${cron.cron_id}: could not start its run: ${(e as Error).message}`);

@@ -124,8 +124,12 @@ export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<Ru
   deps.log(`run ${run.run_id} failed outside the graph: ${(e as Error).stack ?? e}`);
   const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
   if (run.thread_id) {
-    await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(() => {});
-    await deps.storage.runs.setStatus(run.run_id, "error").catch(() => {});
+    // Not thrown: this is already the error path, and the caller must still publish the error and end the run's
+    // stream. A failed write is logged; the records keep their previous state.
+    const unrecorded = (w: unknown) =>
+      deps.log(`run ${run.run_id}: could not record its failure: ${(w as Error).message}`);
+    await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(unrecorded);
+    await deps.storage.runs.setStatus(run.run_id, "error").catch(unrecorded);
   }
   return { status: "error", values: undefined, error, output: { __error__: error } };
 }
