@@ -19,8 +19,8 @@ import { startLocalReconciler } from "../control-plane/runtime-local.js";
 import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store-postgres.js";
 import { openCpSqliteStore } from "../control-plane/store-sqlite.js";
 import type { CpStore } from "../control-plane/types.js";
-import { checkSchemaName, PostgresConnectError } from "../storage/postgres/db.js";
-import { MigrationError } from "../storage/postgres/migrate.js";
+import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
+import { MigrationError } from "../lib/errors.js";
 
 const DEFAULT_DATA_DIR = ".hangar-control-plane";
 

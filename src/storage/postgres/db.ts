@@ -7,8 +7,6 @@ export {
   checkSchemaName,
   connectPool,
   jsonb,
-  PostgresConnectError,
-  retryable,
   withRetry,
   type Queryable,
   type Row,
