@@ -1,8 +1,8 @@
 // Test runner configuration: each file in its own process; servers are real child processes.
 //
 // Two projects (`npx vitest run --project <name>`; `npm test` runs both, embedded first):
-// - "embedded": the end-to-end suite, servers are `hangar dev` on SQLite in a temp data dir. Needs no
-//   external service.
+// - "embedded": the end-to-end suite, servers are `hangar dev` on SQLite in a temp data dir, and the unit tests
+//   (test/unit: pure modules, no server). Needs no external service.
 // - "postgres": the same e2e files with HANGAR_TEST_BACKEND=postgres, servers are `hangar serve` on
 //   PostgreSQL + Redis (DATABASE_URL, REDIS_URL; one schema + Redis prefix per test data dir, see
 //   test/helpers/server.ts), plus test/postgres/** (the PostgreSQL backend's own tests and the
@@ -50,6 +50,7 @@ export default defineConfig({
             "test/control-plane/**/*.test.ts",
             "test/browser/**/*.test.ts",
             "test/security/**/*.test.ts",
+            "test/unit/**/*.test.ts",
           ],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },

@@ -1,8 +1,6 @@
 // Composes an Agent Server: project config, storage (embedded SQLite, or PostgreSQL + Redis for scale-out),
 // graphs, run manager, HTTP app; listens.
-import { readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
-import { fileURLToPath } from "node:url";
+import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
 import { Metrics } from "./api/metrics.js";
@@ -31,12 +29,12 @@ import { RedisBroker } from "./streams/redis.js";
 import { configureStreams } from "./streams/limits.js";
 import { MigrationError } from "./storage/postgres/migrate.js";
 import { openPostgresStorage } from "./storage/postgres/index.js";
+import { HangarError } from "./lib/errors.js";
 import { safeEqual } from "./lib/safe-equal.js";
+import { VERSION } from "./lib/version.js";
 import { webhookPolicy } from "./runs/net-policy.js";
 
-export const VERSION: string = JSON.parse(
-  readFileSync(join(dirname(fileURLToPath(import.meta.url)), "../package.json"), "utf8"),
-).version;
+export { VERSION } from "./lib/version.js";
 
 /** The scale-out backend: PostgreSQL for storage and the run queue, Redis for event logs and signals. */
 export interface ClusterBackend {
@@ -72,7 +70,10 @@ export interface RunningServer {
   close: () => Promise<void>;
 }
 
-export class StartupError extends Error {}
+/** The server cannot start: a setting, its storage, its port; the message says which, in one line. */
+export class StartupError extends HangarError {
+  static override readonly code = "startup_failed";
+}
 
 /**
  * checkpointer.ttl of langgraph.json: {strategy, default_ttl (minutes), sweep_interval_minutes};

@@ -9,7 +9,7 @@ import {
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
 import { RawJson } from "../runs/json-cache.js";
-import { toJson } from "../runs/serde.js";
+import { toJson } from "../lib/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { frameworkErrorHandler, inputError, installErrorHandler, notFoundRoute } from "./errors.js";

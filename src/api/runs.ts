@@ -255,6 +255,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           clients: ctx.metrics.streamClients,
           onGone: () =>
             req.query.cancel_on_disconnect &&
+            // The run may have ended (or been deleted) meanwhile: nothing is left to cancel then.
             void runs.cancel(thread_id, run_id, { wait: false, action: "interrupt" }).catch(() => {}),
         });
       },

@@ -8,6 +8,7 @@ import { pipeline } from "node:stream/promises";
 import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthUser } from "../auth/auth.js";
+import { TooLargeError } from "../lib/errors.js";
 import { safeEqual } from "../lib/safe-equal.js";
 import type { UserApp } from "./http-config.js";
 
@@ -46,7 +47,7 @@ const FORWARD_HEADER = "x-hangar-forwarded";
 const HOP_BY_HOP = new Set(["connection", "keep-alive", "transfer-encoding", "date", "content-length"]);
 const NULL_BODY_STATUS = new Set([101, 204, 205, 304]);
 
-class BodyTooLarge extends Error {}
+class BodyTooLarge extends TooLargeError {}
 
 /** Request headers as a web `Headers`, keeping repeated headers (HTTP/2 pseudo-headers left out). */
 function webHeaders(req: FastifyRequest): Headers {

@@ -4,10 +4,10 @@
 import { existsSync } from "node:fs";
 import { pathToFileURL } from "node:url";
 import type { FastifyRequest } from "fastify";
-import { HttpError } from "../api/errors.js";
 import { parseGraphSpec } from "../lib/settings/project.js";
 import type { AuthConfig } from "../lib/settings/sections.js";
 import { settings } from "../lib/settings.js";
+import { ConfigError, ForbiddenError, UnauthorizedError } from "../lib/errors.js";
 import { safeIncludes } from "../lib/safe-equal.js";
 import type { Json } from "../storage/types.js";
 
@@ -35,7 +35,8 @@ interface AuthObject {
 /** A filter on metadata, as handlers return it: `{key: value}`, `{key: {$eq}}` or `{key: {$contains}}`. */
 export type AuthFilter = Record<string, unknown>;
 
-export class AuthError extends Error {}
+/** The project's `auth.path` cannot be loaded. */
+export class AuthError extends ConfigError {}
 
 /** Converts a handler filter to JSON containment on metadata ($contains: the array holds the value). */
 export function filterToContainment(filter: AuthFilter | undefined): Json | undefined {
@@ -109,7 +110,7 @@ export class Authorizer {
   async authenticate(req: FastifyRequest): Promise<AuthUser | null> {
     if (!this.auth) {
       if (this.apiKeys && !safeIncludes(String(req.headers["x-api-key"] ?? ""), this.apiKeys)) {
-        throw new HttpError(401, "Missing or invalid x-api-key header");
+        throw new UnauthorizedError("Missing or invalid x-api-key header");
       }
       return null;
     }
@@ -125,13 +126,13 @@ export class Authorizer {
       result = await authenticate(new Request(url, { method: req.method, headers }));
     } catch (e) {
       const status = (e as { status?: number }).status;
-      throw new HttpError(typeof status === "number" ? status : 401, (e as Error).message || "Unauthorized");
+      throw new UnauthorizedError((e as Error).message || "Unauthorized", { status });
     }
     if (typeof result === "string") {
       return { identity: result, display_name: result, is_authenticated: true, permissions: [] };
     }
     if (!isObj(result) || typeof result.identity !== "string") {
-      throw new HttpError(401, "authenticate() returned no identity");
+      throw new UnauthorizedError("authenticate() returned no identity");
     }
     // Normalized as the official server does (the object graphs get as langgraph_auth_user).
     return {
@@ -158,9 +159,9 @@ export class Authorizer {
       out = await handler({ event, resource, action, value, user, permissions: user.permissions });
     } catch (e) {
       const status = (e as { status?: number }).status;
-      throw new HttpError(typeof status === "number" ? status : 403, (e as Error).message || "Forbidden");
+      throw new ForbiddenError((e as Error).message || "Forbidden", { status });
     }
-    if (out === false) throw new HttpError(403, `Not allowed: ${event}`);
+    if (out === false) throw new ForbiddenError(`Not allowed: ${event}`);
     return isObj(out) ? (out as AuthFilter) : undefined;
   }
 }

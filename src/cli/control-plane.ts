@@ -6,7 +6,7 @@ import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
 import { principal } from "../control-plane/auth.js";
-import { CpHttpError } from "../control-plane/errors.js";
+import { forbidden } from "../control-plane/errors.js";
 import { SandboxConfigError, sandboxFor, type Sandbox } from "../control-plane/sandbox.js";
 import { tenantGate } from "../control-plane/sandbox-gate.js";
 import {
@@ -20,8 +20,8 @@ import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store-p
 import { openCpSqliteStore } from "../control-plane/store-sqlite.js";
 import type { CpStore } from "../control-plane/types.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
-import { checkSchemaName, PostgresConnectError } from "../storage/postgres/db.js";
-import { MigrationError } from "../storage/postgres/migrate.js";
+import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
+import { MigrationError } from "../lib/errors.js";
 
 const DEFAULT_DATA_DIR = ".hangar-control-plane";
 
@@ -105,7 +105,7 @@ function localRuntime(
         const body = req.body as { source_config?: { listener_id?: string | null } } | undefined;
         if (body?.source_config?.listener_id) return; // runs on a listener's machine, not here
         const refused = await gate.refusal(principal(req).organization.id);
-        if (refused) throw new CpHttpError(403, refused);
+        if (refused) throw forbidden(refused);
       });
     },
     reconciler: (ctx) =>

@@ -114,7 +114,9 @@ class Out {
   }
   error(e: DeployError): void {
     if (this.json) {
-      console.log(JSON.stringify({ event: "error", message: e.message, exit_code: e.code, logs: e.lines }));
+      console.log(
+        JSON.stringify({ event: "error", message: e.message, exit_code: e.exitCode, logs: e.lines }),
+      );
     } else {
       console.error(`hangar deploy: ${e.message}`);
       for (const l of e.lines) console.error(`  | ${l}`);
@@ -131,7 +133,7 @@ async function run(json: boolean | undefined, body: (out: Out) => Promise<number
   } catch (e) {
     if (!(e instanceof DeployError)) throw e;
     out.error(e);
-    code = e.code;
+    code = e.exitCode;
   }
   process.exit(code);
 }

@@ -1,6 +1,6 @@
 // The `hangar` command line: parses flags and hands over to the commands.
 import { Command, Option } from "commander";
-import { VERSION } from "../server.js";
+import { VERSION } from "../lib/version.js";
 import { runCheck } from "./check.js";
 import { controlPlaneCommand } from "./control-plane.js";
 import { deployCommand } from "./deploy.js";

@@ -4,11 +4,12 @@ import type { ControlPlaneSettings } from "../lib/settings.js";
 import { generateApiKey } from "./auth.js";
 import { DEFAULT_CP_SCHEMA } from "./store-postgres.js";
 import type { ApiKey, CpStore, Organization, Plan, Workspace } from "./types.js";
+import { InvalidInputError } from "../lib/errors.js";
 
 export const PLANS: Plan[] = ["free", "plus", "enterprise", "self_hosted_enterprise"];
 
 /** An administration request that cannot be done (unknown plan, organization or workspace). */
-export class AdminError extends Error {}
+export class AdminError extends InvalidInputError {}
 
 export function parsePlan(plan: string): Plan {
   if (!PLANS.includes(plan as Plan)) {

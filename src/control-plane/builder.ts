@@ -9,9 +9,12 @@ import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import { checkLocalSource, localPathOf, parseSourceRoots } from "./source-roots.js";
 import { extractSourceTarball, removeFailedBuild, TarballError } from "./tarball.js";
 import type { Deployment, LogLevel, Revision } from "./types.js";
+import { HangarError } from "../lib/errors.js";
 
 /** A build that failed; the message is the reason, one line (details are in the build log). */
-export class BuildError extends Error {}
+export class BuildError extends HangarError {
+  static override readonly code = "build_failed";
+}
 
 export interface BuildInput {
   deployment: Deployment;

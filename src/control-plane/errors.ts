@@ -1,24 +1,23 @@
-// Error shapes of the control plane, as the official (FastAPI) one answers: `{"detail": "<message>"}` for
-// 4xx errors, and 422 `HTTPValidationError` `{"detail": [{type, loc, msg, input, ctx?}]}` for every invalid
-// request (the schema's checks and the rules it cannot say alike: never a 400).
+// Error answers of the control plane, as the official (FastAPI) one gives them: the registry's errors
+// (lib/errors.ts) as `{"detail": "<message>"}` with the status of their code, and 422 `HTTPValidationError`
+// `{"detail": [{type, loc, msg, input, ctx?}]}` for every invalid request (schema checks and the rules it
+// cannot say alike: never a 400).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { CpConflictError } from "./types.js";
-import { replyOtherError } from "../api/errors.js";
+import {
+  ConflictError,
+  ForbiddenError,
+  InvalidInputError,
+  NotFoundError,
+  TooLargeError,
+  UnauthorizedError,
+} from "../lib/errors.js";
+import { httpStatus, replyOtherError } from "../lib/http-errors.js";
 
-/** An error answered as `{"detail": detail}` with its status. */
-export class CpHttpError extends Error {
-  constructor(
-    public status: number,
-    public detail: string,
-  ) {
-    super(detail);
-  }
-}
-
-export const unauthorized = (detail: string) => new CpHttpError(401, detail);
-export const forbidden = (detail: string) => new CpHttpError(403, detail);
-export const notFound = (detail: string) => new CpHttpError(404, detail);
-export const conflict = (detail: string) => new CpHttpError(409, detail);
+export const unauthorized = (detail: string) => new UnauthorizedError(detail);
+export const forbidden = (detail: string) => new ForbiddenError(detail);
+export const notFound = (detail: string) => new NotFoundError(detail);
+export const conflict = (detail: string) => new ConflictError(detail);
+export const tooLarge = (detail: string) => new TooLargeError(detail);
 
 /** One item of an HTTPValidationError, in pydantic's key order. */
 export interface ValidationItem {
@@ -29,8 +28,9 @@ export interface ValidationItem {
   ctx?: Record<string, unknown>;
 }
 
-/** A 422 HTTPValidationError. */
-export class CpValidationError extends Error {
+/** A 422 HTTPValidationError: invalid input, with pydantic's items. */
+export class CpValidationError extends InvalidInputError {
+  /** The status Fastify gives it when its validator compiler returns it. */
   statusCode = 422;
   constructor(public items: ValidationItem[]) {
     super(items.map((i) => `${i.loc.join(".")}: ${i.msg}`).join("; "));
@@ -50,9 +50,14 @@ export const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not 
 
 export function installCpErrorHandler(app: FastifyInstance, log: (msg: string) => void): void {
   app.setErrorHandler((err: FastifyError, _req, reply) => {
-    if (err instanceof CpHttpError) return reply.status(err.status).send({ detail: err.detail });
     if (err instanceof CpValidationError) return reply.status(422).send({ detail: err.items });
-    if (err instanceof CpConflictError) return reply.status(409).send({ detail: err.message });
+    // Invalid input without pydantic's items still answers an HTTPValidationError (never `{detail: "..."}`).
+    if (err instanceof InvalidInputError) {
+      const field = typeof err.details.field === "string" ? [err.details.field] : [];
+      return reply.status(422).send({ detail: valueError(["body", ...field], err.message).items });
+    }
+    const status = httpStatus(err);
+    if (status !== undefined) return reply.status(status).send({ detail: err.message });
     return replyOtherError(err, reply, log, "Internal Server Error");
   });
 }

@@ -21,9 +21,10 @@ import {
   type V1VolumeMount,
 } from "@kubernetes/client-node";
 import { ObjectSerializer } from "@kubernetes/client-node/dist/serializer.js";
-import { VERSION } from "../server.js";
+import { VERSION } from "../lib/version.js";
 import { StartError, type Runtime, type RuntimeInstance } from "./reconcile.js";
 import type { Deployment, Listener, LogLevel, Revision, Secret } from "./types.js";
+import { ConfigError } from "../lib/errors.js";
 
 /** The image used when a revision names none (`source_revision_config.image_uri`). */
 export const DEFAULT_IMAGE = `ghcr.io/hangar/agent-server:${VERSION}`;
@@ -58,7 +59,7 @@ export interface RenderInput {
 }
 
 /** A revision that cannot be rendered (a `prod` deployment without a database, ...): its message says why. */
-export class RenderError extends Error {}
+export class RenderError extends ConfigError {}
 
 /** `hangar-<12 hex of the deployment id>`: DNS-1123 (and DNS-1035, for the Service) compliant, unique enough. */
 export function baseName(deploymentId: string): string {

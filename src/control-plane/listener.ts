@@ -12,6 +12,7 @@ import {
   type ReconcileSource,
 } from "./reconcile.js";
 import type { Deployment, DeploymentStatus, Listener, LogLine, Revision, RevisionStatus } from "./types.js";
+import { HangarError } from "../lib/errors.js";
 
 /**
  * A deployment assigned to the listener, as `GET /v2/listeners/{id}/assignments` gives it: its secrets in clear,
@@ -20,7 +21,8 @@ import type { Deployment, DeploymentStatus, Listener, LogLine, Revision, Revisio
 export type Assignment = DeploymentState;
 
 /** A control plane answer the listener cannot go on with; `fatal` ones (bad key, unknown listener) end it. */
-export class ControlPlaneError extends Error {
+export class ControlPlaneError extends HangarError {
+  static override readonly code = "remote_error";
   constructor(
     message: string,
     readonly fatal: boolean,

@@ -16,6 +16,7 @@ import {
   type Revision,
   type RevisionStatus,
 } from "./types.js";
+import { HangarError } from "../lib/errors.js";
 
 /** A deployment with the revisions the reconciler looks at, newest first. */
 export interface DeploymentState {
@@ -81,7 +82,9 @@ export interface RuntimeInstance {
 }
 
 /** A revision that could not start; the message is the reason, one line. */
-export class StartError extends Error {}
+export class StartError extends HangarError {
+  static override readonly code = "start_failed";
+}
 
 /** Where revisions run. */
 export interface Runtime {
@@ -123,7 +126,9 @@ export interface ReconcilerOptions {
 }
 
 /** The revision was superseded (a newer one, or its status was set final by someone else). */
-class Interrupted extends Error {}
+class Interrupted extends HangarError {
+  static override readonly code = "interrupted";
+}
 
 interface Job {
   revisionId: string;

@@ -8,6 +8,7 @@ import { settings, type Settings } from "../lib/settings.js";
 import { CHILD_PATH } from "./proc.js";
 import { mountArgs, mountPlan } from "./sandbox-mounts.js";
 import { type CgroupLimits, type CgroupSupport, detectCgroups } from "./sandbox-cgroup.js";
+import { ConfigError } from "../lib/errors.js";
 
 /** The sandbox's settings, from HANGAR_CP_SANDBOX* variables. */
 export interface SandboxSettings {
@@ -21,7 +22,7 @@ export interface SandboxSettings {
 }
 
 /** A setting the sandbox cannot work with, reported at start-up. */
-export class SandboxConfigError extends Error {}
+export class SandboxConfigError extends ConfigError {}
 
 /** The sandbox's settings from the HANGAR_CP_SANDBOX* variables (default: this process's). */
 export function sandboxSettings(env: Settings["sandbox"] = settings().sandbox): SandboxSettings {

@@ -11,6 +11,7 @@ import { openCpSqliteStore } from "./store-sqlite.js";
 import type { CpStore } from "./types.js";
 import { parseSourceRoots } from "./source-roots.js";
 import { settings, type ControlPlaneSettings } from "../lib/settings.js";
+import { ConfigError } from "../lib/errors.js";
 
 /** What a reconciler gets once the control plane listens. */
 export interface ReconcilerContext {
@@ -62,7 +63,7 @@ export interface ControlPlane {
 }
 
 /** A wrong setting (e.g. HANGAR_CP_MAX_UPLOAD_BYTES), reported without a stack. */
-export class ControlPlaneConfigError extends Error {}
+export class ControlPlaneConfigError extends ConfigError {}
 
 function urlHost(host: string): string {
   if (host === "0.0.0.0" || host === "" || host === "::") return "127.0.0.1";

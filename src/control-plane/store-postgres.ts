@@ -7,8 +7,16 @@ import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
-import { checkSchemaName, connectPool, Db, jsonb, type Queryable, type Row } from "../storage/postgres/db.js";
-import { ident, migratePostgres } from "../storage/postgres/migrate.js";
+import {
+  checkSchemaName,
+  connectPool,
+  ident,
+  PgDb,
+  jsonb,
+  type Queryable,
+  type Row,
+} from "../lib/db/postgres.js";
+import { migratePostgres } from "../lib/db/postgres-migrate.js";
 import { sha256 } from "./hash.js";
 import { loadSecretBox, redactSecrets, wrongKeyError, type SecretBox } from "./secrets-crypto.js";
 import {
@@ -216,7 +224,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
     throw e;
   }
 
-  const db = new Db(pool, schema);
+  const db = new PgDb(pool, schema);
   const s = ident(schema);
   const t = {
     organizations: `${s}.organizations`,

@@ -3,7 +3,7 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Database from "better-sqlite3";
-import { migrate as migrateDir } from "../storage/sqlite/db.js";
+import { migrateSqlite } from "../lib/db/sqlite.js";
 import { wrongKeyError, type SecretBox } from "./secrets-crypto.js";
 import type { ApiKey, Deployment, Listener, Revision } from "./types.js";
 
@@ -11,7 +11,7 @@ const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations
 
 /** Applies the control plane's pending SQLite migrations (the Agent Server's runner, on its own directory). */
 export const migrate = (db: Database.Database): void =>
-  migrateDir(db, MIGRATIONS_DIR, "control plane database");
+  migrateSqlite(db, MIGRATIONS_DIR, "control plane database");
 
 export type Row = Record<string, any>;
 

@@ -7,6 +7,7 @@ import { mkdir, rm } from "node:fs/promises";
 import { isAbsolute, join, posix, relative } from "node:path";
 import * as tar from "tar";
 import { settings, type ControlPlaneSettings } from "../lib/settings.js";
+import { HangarError, type ErrorCode } from "../lib/errors.js";
 
 export const DEFAULT_MAX_EXTRACTED_MB = 1024;
 
@@ -18,12 +19,14 @@ export function maxExtractedBytes(
 }
 
 /** A tarball refused: `kind` "size" (it expands beyond the cap) or "content" (a path or link leaves it). */
-export class TarballError extends Error {
+export class TarballError extends HangarError {
+  override readonly code: ErrorCode;
   constructor(
     readonly kind: "size" | "content",
     message: string,
   ) {
     super(message);
+    this.code = kind === "size" ? "too_large" : "invalid_input";
   }
 }
 

@@ -1,5 +1,6 @@
 // Control plane records and the store interface shared by the API, the reconcilers and the store backends.
 // Field names follow the official Control Plane API (test/fixtures/openapi/control-plane-openapi.json).
+import { ConflictError } from "../lib/errors.js";
 
 export type Plan = "free" | "plus" | "enterprise" | "self_hosted_enterprise";
 
@@ -192,7 +193,7 @@ export interface Upload {
 }
 
 /** A uniqueness rule was broken (e.g. a deployment name already used in the workspace). */
-export class CpConflictError extends Error {}
+export class CpConflictError extends ConflictError {}
 
 /** Everything the control plane keeps. Every method scoped by tenant takes the workspace id. */
 export interface CpStore {

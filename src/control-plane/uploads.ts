@@ -8,7 +8,8 @@ import { PassThrough, Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { CpContext } from "./context.js";
-import { CpHttpError, CpValidationError, notFound, valueError } from "./errors.js";
+import { HangarError } from "../lib/errors.js";
+import { notFound, tooLarge as tooLargeError, valueError } from "./errors.js";
 import { sha256 } from "./hash.js";
 import { maxExtractedBytes, TarballInspector, type TarballError } from "./tarball.js";
 
@@ -88,13 +89,12 @@ class TarballCheck extends Transform {
 }
 
 const refusal = (e: TarballError) =>
-  e.kind === "size" ? new CpHttpError(413, e.message) : valueError(["body"], e.message);
+  e.kind === "size" ? tooLargeError(e.message) : valueError(["body"], e.message);
 
 const isGzip = (b: Buffer) => b[0] === 0x1f && b[1] === 0x8b;
 const notGzip = () =>
   valueError(["body"], "The upload is not a gzip file: send the source as a .tar.gz tarball.");
-const tooLarge = (max: number) =>
-  new CpHttpError(413, `The upload is larger than the limit of ${max} bytes.`);
+const tooLarge = (max: number) => tooLargeError(`The upload is larger than the limit of ${max} bytes.`);
 
 /** `PUT /v2/uploads/{token}`: streams the body to its file; the token is the credential and is used once. */
 export async function receiveUpload(
@@ -139,7 +139,7 @@ export async function receiveUpload(
   } catch (e) {
     rmSync(part, { force: true });
     // The rest of a refused body is not read: close the connection after answering.
-    if (e instanceof CpHttpError || e instanceof CpValidationError) reply.header("connection", "close");
+    if (e instanceof HangarError) reply.header("connection", "close");
     throw e;
   } finally {
     if (!ok) await ctx.store.finishUpload(up.id, false);

@@ -14,12 +14,14 @@ import {
   type LangGraphCopy,
 } from "./langgraph-copy.js";
 import { registerSdkLogger } from "./sdk-logger.js";
+import { ConfigError } from "../lib/errors.js";
 
 // Compiled graphs of any state shape; we only use the Pregel surface.
 export type AnyGraph = Pregel<any, any, any, any, any>;
 type Factory = (config: Record<string, unknown>) => unknown;
 
-export class GraphLoadError extends Error {}
+/** A graph of the project cannot be loaded (its file, its export, its factory). */
+export class GraphLoadError extends ConfigError {}
 
 interface LoadedGraph {
   entry: GraphEntry;

@@ -5,8 +5,8 @@ import { randomUUID } from "node:crypto";
 import { hostname } from "node:os";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { notFound } from "../api/errors.js";
-import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import { notFound } from "../lib/errors.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Json, Run, RunStatus, Storage } from "../storage/types.js";
 import type { ClusterBroker, EventSource } from "../streams/channel.js";
 import {
@@ -131,6 +131,7 @@ export class ClusterRunManager implements RunService {
   }
 
   private async wake(): Promise<void> {
+    // Only a hint: workers also poll the queue every pollMs, so a lost wake-up delays the run, never loses it.
     await this.broker.signal("wake", "1").catch(() => {});
   }
 
@@ -337,7 +338,14 @@ export class ClusterRunManager implements RunService {
     }
     // Handed back or taken over: the run goes on elsewhere; its log stays open for the next attempt.
     if (ex.outcome === "released" || (ex.outcome === undefined && ex.released)) return;
-    if (run.thread_id === null) await this.queue.deleteRun(run.run_id).catch(() => {});
+    // A stateless run's record goes with it; failing that, it is logged and left (its result is sent regardless).
+    if (run.thread_id === null) {
+      await this.queue
+        .deleteRun(run.run_id)
+        .catch((e) =>
+          this.log(`run ${run.run_id}: could not delete the stateless run: ${(e as Error).message}`),
+        );
+    }
     const status = ex.cancelAction ? "interrupted" : result.status;
     const end: EndPayload = { status: status as RunStatus, output: result.output, error: result.error };
     this.broker.finish(run.run_id, resumable, end);

@@ -1,8 +1,8 @@
 // What creating a run means whatever executes it (embedded manager or scale-out queue): the assistant and
 // its graph must exist, the body must be consistent, the thread is found or created, the run is admitted.
 import { randomUUID } from "node:crypto";
-import { conflict, notFound, unprocessable } from "../api/errors.js";
-import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import { busy, invalidInput, notFound } from "../lib/errors.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, RunInput, Storage, Thread } from "../storage/types.js";
@@ -40,8 +40,9 @@ export async function checkRunBody(body: {
 }): Promise<void> {
   if (body.webhook) await checkWebhookUrl(body.webhook);
   if (body.command && !emptyInput(body.input)) {
-    throw unprocessable(
+    throw invalidInput(
       "input: give either input or command, not both (an empty input {} may go with a command)",
+      "input",
     );
   }
 }
@@ -87,9 +88,9 @@ export async function keptRun(
   return { threadId, body: { ...rest, multitask_strategy: "enqueue", if_not_exists: "reject" } };
 }
 
-/** The 409 of a run refused under "reject" because its thread is busy. */
+/** The 409 (code `busy`) of a run refused under "reject" because its thread is busy. */
 export function threadBusy(threadId: string, busyWith: string): Error {
-  return conflict(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
+  return busy(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
 }
 
 const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);

@@ -1,8 +1,8 @@
 // The cron scheduler: finds due crons, claims each due date once (compare-and-set in storage), and creates
 // the run: on the cron's thread, or on a new thread per execution (deleted after the run unless "keep").
 import { CronExpressionParser } from "cron-parser";
-import { unprocessable } from "../api/errors.js";
-import { RunCreateStateful } from "../api/schemas.js";
+import { invalidInput } from "../lib/errors.js";
+import { RunCreateStateful } from "./schemas.js";
 import type { Cron, Storage } from "../storage/types.js";
 import type { RunService } from "./service.js";
 import { randomUUID } from "node:crypto";
@@ -20,7 +20,10 @@ export function nextRunDate(
       .next()
       .toDate();
   } catch (e) {
-    throw unprocessable(`schedule: "${schedule}" is not a valid cron expression (${(e as Error).message})`);
+    throw invalidInput(
+      `schedule: "${schedule}" is not a valid cron expression (${(e as Error).message})`,
+      "schedule",
+    );
   }
   if (endTime && next.getTime() > new Date(endTime).getTime()) return null;
   return next.toISOString();
@@ -99,7 +102,12 @@ export class CronScheduler {
       await this.storage.threads.create({ thread_id: threadId, metadata: { cron_id: cron.cron_id } });
       const started = await this.runs.createStateful(threadId, body);
       if (cron.on_run_completed === "delete") {
-        void started.done.then(() => this.storage.threads.delete(threadId)).catch(() => {});
+        // After the run, in the background: a thread that could not be deleted is logged and left in place.
+        void started.done
+          .then(() => this.storage.threads.delete(threadId))
+          .catch((e) =>
+            this.log(`cron ${cron.cron_id}: thread ${threadId} not deleted: ${(e as Error).message}`),
+          );
       }
     } catch (e) {
       this.log(`cron ${cron.cron_id}: could not start its run: ${(e as Error).message}`);

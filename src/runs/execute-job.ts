@@ -5,7 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, Storage, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
-import { toPlain } from "./serde.js";
+import { toPlain } from "../lib/serde.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
 
@@ -124,8 +124,12 @@ export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<Ru
   deps.log(`run ${run.run_id} failed outside the graph: ${(e as Error).stack ?? e}`);
   const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
   if (run.thread_id) {
-    await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(() => {});
-    await deps.storage.runs.setStatus(run.run_id, "error").catch(() => {});
+    // Not thrown: this is already the error path, and the caller must still publish the error and end the run's
+    // stream. A failed write is logged; the records keep their previous state.
+    const unrecorded = (w: unknown) =>
+      deps.log(`run ${run.run_id}: could not record its failure: ${(w as Error).message}`);
+    await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(unrecorded);
+    await deps.storage.runs.setStatus(run.run_id, "error").catch(unrecorded);
   }
   return { status: "error", values: undefined, error, output: { __error__: error } };
 }

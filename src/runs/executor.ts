@@ -1,7 +1,7 @@
 // Executes one run of a graph and turns LangGraph's stream into the Agent Server's named events.
 import { Command, Send } from "@langchain/langgraph";
 import type { AnyGraph } from "../graphs/registry.js";
-import { serializeError } from "./serde.js";
+import { serializeError } from "../lib/serde.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
 
 export interface RunKwargs {

@@ -1,5 +1,5 @@
 // Builds a run's execution arguments (config, context, metadata, stream options) from the request and assistant.
-import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Assistant, Json } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
 

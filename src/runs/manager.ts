@@ -3,8 +3,8 @@
 import { randomUUID } from "node:crypto";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
-import { notFound } from "../api/errors.js";
-import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import { notFound } from "../lib/errors.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Assistant, Json, Run, RunStatus, Storage } from "../storage/types.js";
 import type { Broker, EventSink, EventSource } from "../streams/channel.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";

@@ -3,6 +3,7 @@
 import { lookup as dnsLookup, type LookupAddress } from "node:dns";
 import { isIP, type LookupFunction } from "node:net";
 import { settings, type WebhookSettings } from "../lib/settings.js";
+import { HangarError } from "../lib/errors.js";
 
 /** What an address is, for the policy: `public` is always allowed, the others only when opened. */
 export type AddressKind = "public" | "loopback" | "private" | "metadata" | "reserved";
@@ -243,9 +244,9 @@ export function refusal(ip: string, port: number, policy: AddressPolicy): string
   }
 }
 
-/** The error a refused connection fails with (code EHANGARBLOCKED: not retried). */
-export class BlockedAddressError extends Error {
-  readonly code = "EHANGARBLOCKED";
+/** The error a refused connection fails with (code blocked_address: not retried). */
+export class BlockedAddressError extends HangarError {
+  static override readonly code = "blocked_address";
 }
 
 type Resolver = (

@@ -1,6 +1,6 @@
 // What the API and the schedulers need of runs, whichever backend executes them: the embedded manager (one
 // process, in-memory queue) or the scale-out one (PostgreSQL queue, Redis logs, many workers).
-import type { RunCreateStatefulT, RunCreateStatelessT } from "../api/schemas.js";
+import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Json, Run } from "../storage/types.js";
 import type { EventSource } from "../streams/channel.js";
 import type { CancelAction, RunResult } from "./execute-job.js";

@@ -1,6 +1,6 @@
 // Converts LangGraph state snapshots and checkpoint configs to the Agent Server's ThreadState shape.
 import type { StateSnapshot } from "@langchain/langgraph";
-import { serializeError } from "./serde.js";
+import { serializeError } from "../lib/serde.js";
 
 export interface CheckpointRef {
   thread_id: string;

@@ -1,9 +1,9 @@
 // Thread state through the graph: read state at a checkpoint, update it, list history, apply supersteps.
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { GraphRegistry, AnyGraph } from "../graphs/registry.js";
-import { conflict, notFound, unprocessable } from "../api/errors.js";
+import { busy, conflict, invalidInput, notFound } from "../lib/errors.js";
 import { JsonCache, RawJson } from "./json-cache.js";
-import { toJson, toPlain } from "./serde.js";
+import { toJson, toPlain } from "../lib/serde.js";
 import type { Json, Storage, Thread } from "../storage/types.js";
 import {
   EMPTY_STATE,
@@ -141,7 +141,7 @@ export class ThreadStateService {
     // A pending run (also one waiting for after_seconds) counts: the thread is busy from its creation.
     const active = await this.storage.runs.idsByStatus(threadId, ["pending", "running"]);
     if (active.length || (await this.isBusy(threadId))) {
-      throw conflict(`Thread "${threadId}" is busy with a run`);
+      throw busy(`Thread "${threadId}" is busy with a run`);
     }
     const graph = await this.graphOf(thread);
     if (!graph) {
@@ -162,7 +162,7 @@ export class ThreadStateService {
     try {
       next = await graph.updateState(config, (body.values ?? null) as any, body.as_node);
     } catch (e) {
-      throw unprocessable(`values: ${(e as Error).message}`);
+      throw invalidInput(`values: ${(e as Error).message}`, "values");
     }
     await this.refresh(threadId, graph);
     return { checkpoint: configToCheckpoint(next) };
@@ -229,7 +229,7 @@ export class ThreadStateService {
         configurable = { ...next.configurable };
       }
     } catch (e) {
-      throw unprocessable(`supersteps: ${(e as Error).message}`);
+      throw invalidInput(`supersteps: ${(e as Error).message}`, "supersteps");
     }
     return this.refresh(threadId, graph, "idle");
   }

@@ -2,7 +2,7 @@
 // Internal addresses are refused (net-policy.ts) at creation and on the address each connection is pinned to.
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
-import { unprocessable } from "../api/errors.js";
+import { codeOf, invalidInput } from "../lib/errors.js";
 import { loopbackUrl } from "../lib/loopback.js";
 import {
   BlockedAddressError,
@@ -14,7 +14,7 @@ import {
   webhookPolicy,
   type AddressPolicy,
 } from "./net-policy.js";
-import { toJson } from "./serde.js";
+import { toJson } from "../lib/serde.js";
 
 const ATTEMPTS = 4;
 const TIMEOUT_MS = 10_000;
@@ -37,12 +37,12 @@ export async function checkWebhookUrl(url: string): Promise<void> {
   try {
     u = new URL(url);
   } catch {
-    throw unprocessable(`webhook: "${url}" is not a valid URL`);
+    throw invalidInput(`webhook: "${url}" is not a valid URL`, "webhook");
   }
   if (u.protocol !== "http:" && u.protocol !== "https:")
-    throw unprocessable("webhook: must be an http(s) URL");
+    throw invalidInput("webhook: must be an http(s) URL", "webhook");
   const why = await hostRefusal(u.hostname, portOf(u), webhookPolicy());
-  if (why) throw unprocessable(`webhook: refused: ${why}`);
+  if (why) throw invalidInput(`webhook: refused: ${why}`, "webhook");
 }
 
 interface Hop {
@@ -81,8 +81,7 @@ function send(u: URL, method: string, body: string | undefined, policy: AddressP
   });
 }
 
-const isBlocked = (e: unknown) =>
-  e instanceof BlockedAddressError || (e as { code?: string } | null)?.code === "EHANGARBLOCKED";
+const isBlocked = (e: unknown) => e instanceof BlockedAddressError || codeOf(e) === "blocked_address";
 
 /** A refusal, naming the redirect it came from after the first hop. */
 const blocked = (hop: number, u: URL, why: string) =>

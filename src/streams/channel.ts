@@ -1,6 +1,6 @@
 // In-process event logs: a run's events (one publisher, any number of subscribers, resumable by event id)
 // and a thread's events (every run on the thread, lifecycle and state updates; bounded, never closed).
-import { toJson } from "../runs/serde.js";
+import { toJson } from "../lib/serde.js";
 
 export interface StreamEvent {
   /** Monotonic id within the log, used as the SSE `id:` and for Last-Event-ID. */

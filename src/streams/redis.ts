@@ -8,7 +8,7 @@
 // Readers share one connection per process: a loop does a blocking XREAD over every key someone is reading
 // and fans events out; a new reader interrupts the blocked XREAD (CLIENT UNBLOCK) so it is served at once.
 import { Redis } from "ioredis";
-import { toJson } from "../runs/serde.js";
+import { toJson } from "../lib/serde.js";
 import { streamLimits } from "./limits.js";
 import {
   serialize,

@@ -1,5 +1,6 @@
 // The control plane client of `hangar deploy`: JSON requests with the API key, and errors turned into one
 // sentence with an exit code (DeployError) instead of a stack trace.
+import { HangarError } from "../../lib/errors.js";
 
 /** Exit codes of `hangar deploy`. */
 export const EXIT = {
@@ -14,10 +15,11 @@ export const EXIT = {
 } as const;
 
 /** An error reported as one sentence, with the exit code of the command. */
-export class DeployError extends Error {
+export class DeployError extends HangarError {
+  static override readonly code = "deploy_failed";
   constructor(
     message: string,
-    readonly code: number = EXIT.failed,
+    readonly exitCode: number = EXIT.failed,
     /** Log lines shown with it (a failed revision's build or deploy log). */
     readonly lines: string[] = [],
   ) {

@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { principal, tenantOf } from "../auth.js";
 import type { CpContext } from "../context.js";
 import { createDeployment, deleteDeployments, deploymentOut, patchDeployment } from "../deployments.js";
-import { CpHttpError, deploymentNotFound } from "../errors.js";
+import { deploymentNotFound, forbidden } from "../errors.js";
 import type { DeploymentStatus } from "../types.js";
 import * as S from "./schemas.js";
 
@@ -28,8 +28,7 @@ export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
         return;
       const { organization, workspace } = principal(req);
       if (organization.plan === "free") {
-        throw new CpHttpError(
-          403,
+        throw forbidden(
           `Deploying from the command line needs an organization on the plus plan or above; ` +
             `workspace ID '${workspace.id}' belongs to organization '${organization.name}' on the free plan.`,
         );

@@ -12,6 +12,7 @@ import {
   StoreConfigSchema,
   unknownKeys,
 } from "./sections.js";
+import { ConfigError } from "../errors.js";
 
 const GraphSpec = z.union([
   z.string().min(1),
@@ -63,7 +64,7 @@ export interface ProjectConfig {
   raw: z.infer<typeof LanggraphConfigSchema>;
 }
 
-export class ConfigError extends Error {}
+export { ConfigError } from "../errors.js";
 
 function formatZodIssues(err: z.ZodError): string {
   return err.issues.map((i) => `  - ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("\n");

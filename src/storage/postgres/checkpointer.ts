@@ -12,7 +12,7 @@ import type {
 } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
-import { enrichMetadata } from "../sqlite/checkpointer.js";
+import { enrichMetadata } from "../checkpoint-metadata.js";
 import { withRetry } from "./db.js";
 import { ident } from "./migrate.js";
 
