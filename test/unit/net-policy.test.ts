@@ -407,7 +407,7 @@ describe("guardedLookup", () => {
     const r = resolver([...pub, { address: "10.0.0.7", family: 4 }]);
     const [err] = await runLookup(guardedLookup(STRICT, 80, r.fn), "mixed.example", { all: true });
     expect(err).toBeInstanceOf(BlockedAddressError);
-    expect((err as BlockedAddressError).code).toBe("EHANGARBLOCKED");
+    expect((err as BlockedAddressError).code).toBe("blocked_address");
     expect((err as Error).message).toBe(
       "mixed.example resolves to 10.0.0.7 is private (10.0.0.0/8); set HANGAR_WEBHOOK_ALLOW_PRIVATE=true to allow private addresses",
     );
