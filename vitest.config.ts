@@ -8,6 +8,7 @@
 //   test/helpers/server.ts), plus test/postgres/** (the PostgreSQL backend's own tests and the
 //   multi-process ones), plus the control plane's API files on its PostgreSQL store (CP_POSTGRES). Its
 //   globalSetup fails the run when PostgreSQL or Redis is unreachable.
+import { availableParallelism } from "node:os";
 import { configDefaults, defineConfig } from "vitest/config";
 
 /**
@@ -37,6 +38,9 @@ export default defineConfig({
     testTimeout: 900_000,
     hookTimeout: 900_000,
     fileParallelism: true,
+    // A test file mostly waits on the servers it started (a child process, or PostgreSQL and Redis), so more files
+    // run at once than there are cores (vitest's default is one less than the cores: a single file on 2 cores).
+    maxWorkers: Math.max(3, availableParallelism()),
     projects: [
       {
         extends: true,
