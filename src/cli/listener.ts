@@ -1,8 +1,17 @@
 // `hangar listener`: the control plane's reconcile loop for the deployments assigned to one listener, on
 // Kubernetes. It polls the control plane; with --dry-run it prints the objects as YAML instead of applying them
 // and reports nothing.
-import { DEFAULT_IMAGE, KubeCluster, PrintCluster, type Cluster } from "../control-plane/k8s.js";
-import { ControlPlaneClient, ControlPlaneError, listenerReconciler } from "../control-plane/listener.js";
+import {
+  DEFAULT_IMAGE,
+  KubeCluster,
+  PrintCluster,
+  type Cluster,
+} from "../control-plane/runtime/k8s/render.js";
+import {
+  ControlPlaneClient,
+  ControlPlaneError,
+  listenerReconciler,
+} from "../control-plane/runtime/k8s/listener.js";
 import { settings } from "../lib/settings.js";
 
 export interface ListenerOptions {

@@ -22,9 +22,13 @@ import {
   toYaml,
   type Cluster,
   type HangarObject,
-} from "../../src/control-plane/k8s.ts";
-import { ControlPlaneClient, listenerReconciler, type Assignment } from "../../src/control-plane/listener.ts";
-import type { Deployment, Listener, Revision } from "../../src/control-plane/types.ts";
+} from "../../src/control-plane/runtime/k8s/render.ts";
+import {
+  ControlPlaneClient,
+  listenerReconciler,
+  type Assignment,
+} from "../../src/control-plane/runtime/k8s/listener.ts";
+import type { Deployment, Listener, Revision } from "../../src/control-plane/domain/types.ts";
 import { startCp, cpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { expectValidObject, schemaErrors, wire } from "../helpers/k8s-schema.ts";
 import { BIN, ROOT, tempDir } from "../helpers/server.ts";

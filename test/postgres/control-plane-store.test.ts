@@ -7,15 +7,15 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrap } from "../../src/control-plane/admin.ts";
-import { openCpPostgresStore } from "../../src/control-plane/store-postgres.ts";
-import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
+import { openCpPostgresStore } from "../../src/control-plane/store/postgres.ts";
+import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
 import {
   CpConflictError,
   type CpStore,
   type Deployment,
   type LogLine,
   type Revision,
-} from "../../src/control-plane/types.ts";
+} from "../../src/control-plane/domain/types.ts";
 import { DATABASE_URL, ident, testPg } from "../helpers/backend.ts";
 import { cpAdmin, cpClient, createdKey, startCp, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, tempDir } from "../helpers/server.ts";

@@ -3,12 +3,12 @@
 import { existsSync, mkdirSync, readdirSync, readFileSync, statSync, writeFileSync } from "node:fs";
 import { cp, mkdir, rm, symlink } from "node:fs/promises";
 import { basename, dirname, isAbsolute, join, relative, resolve } from "node:path";
-import { settings } from "../lib/settings.js";
+import { settings } from "../../../lib/settings.js";
 import { childEnv, HANGAR_BIN, HANGAR_ROOT, runCommand, type CommandResult } from "./proc.js";
 import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
-import { checkLocalSource, localPathOf, parseSourceRoots } from "./source-roots.js";
-import { extractSourceTarball, removeFailedBuild, TarballError } from "./tarball.js";
-import type { Deployment, LogLevel, Revision } from "./types.js";
+import { checkLocalSource, localPathOf, parseSourceRoots } from "../../domain/source-roots.js";
+import { extractSourceTarball, removeFailedBuild, TarballError } from "../../domain/tarball.js";
+import type { Deployment, LogLevel, Revision } from "../../domain/types.js";
 
 /** A build that failed; the message is the reason, one line (details are in the build log). */
 export class BuildError extends Error {}

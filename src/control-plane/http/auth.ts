@@ -2,10 +2,10 @@
 // the workspaces an organization key reaches. Keys are looked up by their SHA-256.
 import { randomBytes } from "node:crypto";
 import type { FastifyRequest } from "fastify";
-import { safeEqual } from "../lib/safe-equal.js";
+import { safeEqual } from "../../lib/safe-equal.js";
 import { forbidden, unauthorized } from "./errors.js";
-import { sha256 } from "./hash.js";
-import type { ApiKey, CpStore, Organization, Workspace } from "./types.js";
+import { sha256 } from "../domain/hash.js";
+import type { ApiKey, CpStore, Organization, Workspace } from "../domain/types.js";
 
 /** Who a request acts as: its key, and the workspace (tenant) it works in. */
 export interface CpPrincipal {

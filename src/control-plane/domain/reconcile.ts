@@ -4,7 +4,7 @@
 // store for the local control plane, the control plane's listener API for `hangar listener`), where revisions run
 // is a `Runtime` (local child processes; Kubernetes), and where a deployment's URL points is `Routes` (the
 // control plane's router; nothing for Kubernetes, whose Service is the stable address).
-import { BuildError } from "./builder.js";
+import { BuildError } from "../runtime/local/builder.js";
 import type { LogSink } from "./log-sink.js";
 import {
   FINAL_REVISION_STATUSES,

@@ -2,16 +2,23 @@
 // `ReconcileSource` that polls the control plane's listener API (`/v2/listeners/{id}/...`: the deployments assigned
 // to the listener, status reports, deploy logs, removals) and a `K8sRuntime`. The control plane never calls a
 // listener.
-import { K8sRuntime, namespaceFor, type Cluster } from "./k8s.js";
-import { LogSink } from "./log-sink.js";
+import { K8sRuntime, namespaceFor, type Cluster } from "./render.js";
+import { LogSink } from "../../domain/log-sink.js";
 import {
   PENDING_REVISION_STATUSES,
   Reconciler,
   StableAddress,
   type DeploymentState,
   type ReconcileSource,
-} from "./reconcile.js";
-import type { Deployment, DeploymentStatus, Listener, LogLine, Revision, RevisionStatus } from "./types.js";
+} from "../../domain/reconcile.js";
+import type {
+  Deployment,
+  DeploymentStatus,
+  Listener,
+  LogLine,
+  Revision,
+  RevisionStatus,
+} from "../../domain/types.js";
 
 /**
  * A deployment assigned to the listener, as `GET /v2/listeners/{id}/assignments` gives it: its secrets in clear,

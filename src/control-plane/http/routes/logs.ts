@@ -4,9 +4,9 @@ import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { tenantOf } from "../auth.js";
-import type { CpContext } from "../context.js";
+import type { CpContext } from "../../domain/context.js";
 import { deploymentNotFound, revisionNotFound } from "../errors.js";
-import type { LogKind, LogLine } from "../types.js";
+import type { LogKind, LogLine } from "../../domain/types.js";
 import * as S from "./schemas.js";
 
 const iso = (s: string | null | undefined) => (s ? new Date(s).toISOString() : undefined);

@@ -3,8 +3,8 @@ import { randomUUID } from "node:crypto";
 import { mkdirSync, rmSync } from "node:fs";
 import { join } from "node:path";
 import Database from "better-sqlite3";
-import { sha256 } from "./hash.js";
-import { loadSecretBox, redactSecrets, type SecretBox } from "./secrets-crypto.js";
+import { sha256 } from "../domain/hash.js";
+import { loadSecretBox, redactSecrets, type SecretBox } from "../domain/secrets-crypto.js";
 import {
   isUniqueViolation,
   migrate,
@@ -14,7 +14,7 @@ import {
   toListener,
   toRevision,
   type Row,
-} from "./store-sqlite-rows.js";
+} from "./sqlite-rows.js";
 import {
   CpConflictError,
   type ApiKey,
@@ -25,7 +25,7 @@ import {
   type Revision,
   type Upload,
   type Workspace,
-} from "./types.js";
+} from "../domain/types.js";
 
 const now = () => new Date().toISOString();
 

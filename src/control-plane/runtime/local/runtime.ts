@@ -11,14 +11,20 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { BuildError, buildDirOf, buildRevision, existingBuild } from "./builder.js";
 import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
-import { LogSink } from "./log-sink.js";
-import { Reconciler, StartError, storeSource, type Runtime, type RuntimeInstance } from "./reconcile.js";
-import { DeploymentRouter } from "./router.js";
+import { LogSink } from "../../domain/log-sink.js";
+import {
+  Reconciler,
+  StartError,
+  storeSource,
+  type Runtime,
+  type RuntimeInstance,
+} from "../../domain/reconcile.js";
+import { DeploymentRouter } from "../../http/router.js";
 import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import { tenantGate, type TenantGate } from "./sandbox-gate.js";
-import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "./types.js";
+import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "../../domain/types.js";
 
-export { StartError } from "./reconcile.js";
+export { StartError } from "../../domain/reconcile.js";
 
 export type RuntimeLog = (
   deploymentId: string,

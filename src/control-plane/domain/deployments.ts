@@ -2,9 +2,9 @@
 // secrets, uploads, superseded revisions), and the records as the API shows them (secrets masked).
 import { randomUUID } from "node:crypto";
 import { isAbsolute } from "node:path";
-import type { DeploymentCreateBody, DeploymentPatchBody } from "./api/schemas.js";
+import type { DeploymentCreateBody, DeploymentPatchBody } from "../http/routes/schemas.js";
 import type { CpContext } from "./context.js";
-import { conflict, deploymentNotFound, valueError } from "./errors.js";
+import { conflict, deploymentNotFound, valueError } from "../http/errors.js";
 import {
   CpConflictError,
   type Deployment,
@@ -15,7 +15,7 @@ import {
   type SourceRevisionConfig,
 } from "./types.js";
 import { checkLocalSource, localPathOf } from "./source-roots.js";
-import { adoptTarball } from "./uploads.js";
+import { adoptTarball } from "../http/uploads.js";
 
 /** What responses show instead of a secret's value. */
 export const MASK = "********";

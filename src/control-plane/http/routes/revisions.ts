@@ -2,8 +2,8 @@
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { tenantOf } from "../auth.js";
-import type { CpContext } from "../context.js";
-import { deploymentOut, redeployRevision, revisionOut } from "../deployments.js";
+import type { CpContext } from "../../domain/context.js";
+import { deploymentOut, redeployRevision, revisionOut } from "../../domain/deployments.js";
 import { deploymentNotFound, revisionNotFound } from "../errors.js";
 import * as S from "./schemas.js";
 

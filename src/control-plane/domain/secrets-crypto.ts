@@ -3,8 +3,8 @@
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { settings } from "../lib/settings.js";
-import { MigrationError } from "../storage/postgres/migrate.js";
+import { settings } from "../../lib/settings.js";
+import { MigrationError } from "../../storage/postgres/migrate.js";
 import type { Secret } from "./types.js";
 
 /** The key file in the data directory, used when HANGAR_CP_SECRET_KEY is not set. */

@@ -6,7 +6,7 @@ import { createReadStream, lstatSync, readdirSync, realpathSync } from "node:fs"
 import { mkdir, rm } from "node:fs/promises";
 import { isAbsolute, join, posix, relative } from "node:path";
 import * as tar from "tar";
-import { settings, type ControlPlaneSettings } from "../lib/settings.js";
+import { settings, type ControlPlaneSettings } from "../../lib/settings.js";
 
 export const DEFAULT_MAX_EXTRACTED_MB = 1024;
 

@@ -4,7 +4,7 @@ import { spawnSync } from "node:child_process";
 import { accessSync, constants, mkdirSync, readFileSync, renameSync, writeFileSync } from "node:fs";
 import { lchown, lstat, readdir } from "node:fs/promises";
 import { delimiter, dirname, join, resolve } from "node:path";
-import { settings, type Settings } from "../lib/settings.js";
+import { settings, type Settings } from "../../../lib/settings.js";
 import { CHILD_PATH } from "./proc.js";
 import { mountArgs, mountPlan } from "./sandbox-mounts.js";
 import { type CgroupLimits, type CgroupSupport, detectCgroups } from "./sandbox-cgroup.js";

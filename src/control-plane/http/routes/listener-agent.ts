@@ -4,10 +4,10 @@
 // status, the deployment's active revision and status, log lines, a deleted deployment removed.
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { tenantOf } from "../auth.js";
-import type { CpContext } from "../context.js";
-import { deploymentOut, revisionOut } from "../deployments.js";
+import type { CpContext } from "../../domain/context.js";
+import { deploymentOut, revisionOut } from "../../domain/deployments.js";
 import { conflict, deploymentNotFound, listenerNotFound, revisionNotFound } from "../errors.js";
-import { FINAL_REVISION_STATUSES, type CpStore, type Deployment, type LogLine } from "../types.js";
+import { FINAL_REVISION_STATUSES, type CpStore, type Deployment, type LogLine } from "../../domain/types.js";
 import { requireListenerPlan } from "./listeners.js";
 import * as S from "./schemas.js";
 

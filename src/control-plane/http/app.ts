@@ -11,18 +11,18 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from "fastify-type-provider-zod";
 import { authenticate, setPrincipal } from "./auth.js";
-import type { CpContext } from "./context.js";
+import type { CpContext } from "../domain/context.js";
 import { cpNotFoundRoute, CpValidationError, installCpErrorHandler, type ValidationItem } from "./errors.js";
-import { findInputProblem, MAX_JSON_DEPTH, type InputProblem } from "../lib/json-limits.js";
+import { findInputProblem, MAX_JSON_DEPTH, type InputProblem } from "../../lib/json-limits.js";
 import { cpValidatorCompiler } from "./validation.js";
-import { deploymentRoutes } from "./api/deployments.js";
-import { listenerAgentRoutes } from "./api/listener-agent.js";
-import { listenerRoutes } from "./api/listeners.js";
-import { logRoutes } from "./api/logs.js";
-import { revisionRoutes } from "./api/revisions.js";
-import { uploadPutRoute, uploadUrlRoutes } from "./api/uploads.js";
+import { deploymentRoutes } from "./routes/deployments.js";
+import { listenerAgentRoutes } from "./routes/listener-agent.js";
+import { listenerRoutes } from "./routes/listeners.js";
+import { logRoutes } from "./routes/logs.js";
+import { revisionRoutes } from "./routes/revisions.js";
+import { uploadPutRoute, uploadUrlRoutes } from "./routes/uploads.js";
 
-export const CP_VERSION: string = createRequire(import.meta.url)("../../package.json").version;
+export const CP_VERSION: string = createRequire(import.meta.url)("../../../package.json").version;
 
 /** An HTTPValidationError item for input that breaks the limits of lib/json-limits.ts. */
 function limitItem(root: "body" | "query" | "path", problem: InputProblem, input: unknown): ValidationItem {

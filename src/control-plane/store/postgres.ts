@@ -1,5 +1,5 @@
 // The control plane's store on PostgreSQL (`hangar control-plane` with DATABASE_URL): the same records and
-// behaviour as the SQLite store (store-sqlite.ts), in one schema (default "hangar_control_plane") with
+// behaviour as the SQLite store (store/sqlite.ts), in one schema (default "hangar_control_plane") with
 // numbered migrations (migrations/postgres/) applied under an advisory lock with a ledger, so several control
 // planes may start at once on one database. JSONB for the API's objects, TIMESTAMPTZ for times.
 import { randomUUID } from "node:crypto";
@@ -7,10 +7,17 @@ import { rmSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
-import { checkSchemaName, connectPool, Db, jsonb, type Queryable, type Row } from "../storage/postgres/db.js";
-import { ident, migratePostgres } from "../storage/postgres/migrate.js";
-import { sha256 } from "./hash.js";
-import { loadSecretBox, redactSecrets, wrongKeyError, type SecretBox } from "./secrets-crypto.js";
+import {
+  checkSchemaName,
+  connectPool,
+  Db,
+  jsonb,
+  type Queryable,
+  type Row,
+} from "../../storage/postgres/db.js";
+import { ident, migratePostgres } from "../../storage/postgres/migrate.js";
+import { sha256 } from "../domain/hash.js";
+import { loadSecretBox, redactSecrets, wrongKeyError, type SecretBox } from "../domain/secrets-crypto.js";
 import {
   CpConflictError,
   type ApiKey,
@@ -22,7 +29,7 @@ import {
   type Revision,
   type Upload,
   type Workspace,
-} from "./types.js";
+} from "../domain/types.js";
 
 export const DEFAULT_CP_SCHEMA = "hangar_control_plane";
 

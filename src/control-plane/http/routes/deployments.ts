@@ -3,10 +3,15 @@
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { principal, tenantOf } from "../auth.js";
-import type { CpContext } from "../context.js";
-import { createDeployment, deleteDeployments, deploymentOut, patchDeployment } from "../deployments.js";
+import type { CpContext } from "../../domain/context.js";
+import {
+  createDeployment,
+  deleteDeployments,
+  deploymentOut,
+  patchDeployment,
+} from "../../domain/deployments.js";
 import { CpHttpError, deploymentNotFound } from "../errors.js";
-import type { DeploymentStatus } from "../types.js";
+import type { DeploymentStatus } from "../../domain/types.js";
 import * as S from "./schemas.js";
 
 export function deploymentRoutes(ctx: CpContext): FastifyPluginAsyncZod {

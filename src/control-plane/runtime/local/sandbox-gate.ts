@@ -1,7 +1,7 @@
 // One organization per machine where the control plane cannot sandbox: its builds and deployments would run as
 // the control plane's own user, seeing each other; only the organization that deployed here first is served.
 import type { Sandbox } from "./sandbox.js";
-import type { CpStore, Deployment } from "./types.js";
+import type { CpStore, Deployment } from "../../domain/types.js";
 
 export interface TenantGate {
   /** Why the organization may not run deployments on this machine; null when it may. */

@@ -4,9 +4,9 @@ import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { principal, tenantOf } from "../auth.js";
-import type { CpContext } from "../context.js";
+import type { CpContext } from "../../domain/context.js";
 import { conflict, forbidden, listenerNotFound, valueError } from "../errors.js";
-import type { Listener } from "../types.js";
+import type { Listener } from "../../domain/types.js";
 import * as S from "./schemas.js";
 
 /** A Listener as the API returns it. */

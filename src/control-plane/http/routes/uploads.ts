@@ -4,7 +4,7 @@ import type { FastifyPluginAsync } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { z } from "zod";
 import { tenantOf } from "../auth.js";
-import type { CpContext } from "../context.js";
+import type { CpContext } from "../../domain/context.js";
 import { deploymentNotFound } from "../errors.js";
 import { issueUpload, receiveUpload } from "../uploads.js";
 import * as S from "./schemas.js";

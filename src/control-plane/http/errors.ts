@@ -2,8 +2,8 @@
 // 4xx errors, and 422 `HTTPValidationError` `{"detail": [{type, loc, msg, input, ctx?}]}` for every invalid
 // request (the schema's checks and the rules it cannot say alike: never a 400).
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import { CpConflictError } from "./types.js";
-import { replyOtherError } from "../api/errors.js";
+import { CpConflictError } from "../domain/types.js";
+import { replyOtherError } from "../../api/errors.js";
 
 /** An error answered as `{"detail": detail}` with its status. */
 export class CpHttpError extends Error {

@@ -3,9 +3,9 @@
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type Database from "better-sqlite3";
-import { migrate as migrateDir } from "../storage/sqlite/db.js";
-import { wrongKeyError, type SecretBox } from "./secrets-crypto.js";
-import type { ApiKey, Deployment, Listener, Revision } from "./types.js";
+import { migrate as migrateDir } from "../../storage/sqlite/db.js";
+import { wrongKeyError, type SecretBox } from "../domain/secrets-crypto.js";
+import type { ApiKey, Deployment, Listener, Revision } from "../domain/types.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations", "sqlite");
 

@@ -7,10 +7,10 @@ import { dirname, join } from "node:path";
 import { PassThrough, Transform, type TransformCallback } from "node:stream";
 import { pipeline } from "node:stream/promises";
 import type { FastifyReply, FastifyRequest } from "fastify";
-import type { CpContext } from "./context.js";
+import type { CpContext } from "../domain/context.js";
 import { CpHttpError, CpValidationError, notFound, valueError } from "./errors.js";
-import { sha256 } from "./hash.js";
-import { maxExtractedBytes, TarballInspector, type TarballError } from "./tarball.js";
+import { sha256 } from "../domain/hash.js";
+import { maxExtractedBytes, TarballInspector, type TarballError } from "../domain/tarball.js";
 
 export const UPLOAD_TTL_MS = 15 * 60 * 1000;
 export const DEFAULT_MAX_UPLOAD_BYTES = 200 * 1024 * 1024;

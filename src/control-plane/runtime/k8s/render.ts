@@ -21,9 +21,9 @@ import {
   type V1VolumeMount,
 } from "@kubernetes/client-node";
 import { ObjectSerializer } from "@kubernetes/client-node/dist/serializer.js";
-import { VERSION } from "../server.js";
-import { StartError, type Runtime, type RuntimeInstance } from "./reconcile.js";
-import type { Deployment, Listener, LogLevel, Revision, Secret } from "./types.js";
+import { VERSION } from "../../../server.js";
+import { StartError, type Runtime, type RuntimeInstance } from "../../domain/reconcile.js";
+import type { Deployment, Listener, LogLevel, Revision, Secret } from "../../domain/types.js";
 
 /** The image used when a revision names none (`source_revision_config.image_uri`). */
 export const DEFAULT_IMAGE = `ghcr.io/hangar/agent-server:${VERSION}`;

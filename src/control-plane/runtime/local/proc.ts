@@ -6,10 +6,10 @@ import { delimiter, dirname, join, resolve } from "node:path";
 import { createInterface } from "node:readline";
 import type { Readable } from "node:stream";
 import { fileURLToPath } from "node:url";
-import { settings } from "../lib/settings.js";
+import { settings } from "../../../lib/settings.js";
 
 /** The Hangar installation this control plane runs from (its `bin/` and `node_modules/`). */
-export const HANGAR_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+export const HANGAR_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const HANGAR_BIN = join(HANGAR_ROOT, "bin/hangar.js");
 
 /** Variables of the control plane's environment children get: operator settings, no secrets. */
