@@ -11,18 +11,17 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import yaml from "js-yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { KubeCluster, type Cluster } from "../../src/control-plane/runtime/k8s/client.ts";
 import {
-  K8sRuntime,
-  KubeCluster,
   LABELS,
   RenderError,
   namespaceFor,
   renderRevision,
   serviceUrl,
   toYaml,
-  type Cluster,
   type HangarObject,
 } from "../../src/control-plane/runtime/k8s/render.ts";
+import { K8sRuntime } from "../../src/control-plane/runtime/k8s/runtime.ts";
 import {
   ControlPlaneClient,
   listenerReconciler,

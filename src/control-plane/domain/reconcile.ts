@@ -4,6 +4,7 @@
 // store for the local control plane, the control plane's listener API for `hangar listener`), where revisions run
 // is a `Runtime` (local child processes; Kubernetes), and where a deployment's URL points is `Routes` (the
 // control plane's router; nothing for Kubernetes, whose Service is the stable address).
+import { KeyedLock, SingleFlight } from "../../lib/keyed-lock.js";
 import { BuildError } from "../runtime/local/builder.js";
 import type { LogSink } from "./log-sink.js";
 import {
@@ -167,9 +168,10 @@ export { PENDING as PENDING_REVISION_STATUSES };
 export class Reconciler {
   private jobs = new Map<string, Job>();
   private restores = new Map<string, Restore>();
-  private deleting = new Map<string, Promise<void>>();
-  /** Per deployment: the tail of its lock chain (present while held or awaited). */
-  private locks = new Map<string, Promise<void>>();
+  /** Per deployment: its removal, while it runs. */
+  private deleting = new SingleFlight();
+  /** Per deployment: one switch, restore, removal or pass over it at a time. */
+  private locks = new KeyedLock();
   /** Per revision: restarts after crashes wait longer each time. */
   private backoff = new Map<string, { attempts: number; notBefore: number }>();
   private timer: NodeJS.Timeout | undefined;
@@ -254,11 +256,13 @@ export class Reconciler {
       const busy = [
         ...[...this.jobs.values()].map((j) => j.done),
         ...[...this.restores.values()].map((r) => r.done),
-        ...this.deleting.values(),
+        ...this.deleting.tasks(),
       ];
-      if (!busy.length) return;
+      if (!busy.length) break;
       await Promise.all(busy);
     }
+    // What they logged last (a failure's reason) is stored too, not left to the sink's timer.
+    await this.o.logs.flush();
   }
 
   private failed(message: string): void {
@@ -276,7 +280,7 @@ export class Reconciler {
     await Promise.all([
       ...[...this.jobs.values()].map((j) => j.done),
       ...[...this.restores.values()].map((r) => r.done),
-      ...this.deleting.values(),
+      ...this.deleting.tasks(),
     ]);
     await this.o.runtime.stopAll();
     await this.o.logs.flush();
@@ -286,18 +290,8 @@ export class Reconciler {
     this.o.logs.write(d, r, "deploy", level, message);
   }
 
-  private async withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
-    const prev = this.locks.get(id) ?? Promise.resolve();
-    let release!: () => void;
-    const tail = prev.then(() => new Promise<void>((r) => (release = r)));
-    this.locks.set(id, tail);
-    await prev;
-    try {
-      return await fn();
-    } finally {
-      release();
-      if (this.locks.get(id) === tail) this.locks.delete(id);
-    }
+  private withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
+    return this.locks.run(id, fn);
   }
 
   private async reconcileAll(): Promise<void> {
@@ -305,7 +299,7 @@ export class Reconciler {
     for (const d of deployments) {
       if (this.stopped) return;
       // Busy with a switch or a deletion: the next pass looks again.
-      if (this.locks.has(d.id)) continue;
+      if (this.locks.busy(d.id)) continue;
       await this.withLock(d.id, () => this.reconcile(d.id)).catch((e) =>
         this.failed(`deployment ${d.id}: ${(e as Error).stack ?? e}`),
       );
@@ -313,7 +307,7 @@ export class Reconciler {
     // Instances of deployments the source no longer lists for this target.
     const known = new Set(deployments.map((d) => d.id));
     for (const inst of this.o.runtime.running()) {
-      if (known.has(inst.deploymentId) || this.locks.has(inst.deploymentId)) continue;
+      if (known.has(inst.deploymentId) || this.locks.busy(inst.deploymentId)) continue;
       this.o.router.setTarget(inst.deploymentId, null);
       await this.o.runtime.stop(inst.deploymentId, inst.revisionId);
     }
@@ -326,14 +320,11 @@ export class Reconciler {
     if (!state) return;
     const { deployment: d, revisions } = state;
     if (d.deleted_at) {
-      if (!this.deleting.has(id)) {
-        this.deleting.set(
-          id,
-          this.remove(d)
-            .catch((e) => this.failed(`deleting deployment ${id} failed: ${(e as Error).stack ?? e}`))
-            .finally(() => this.deleting.delete(id)),
-        );
-      }
+      void this.deleting.start(id, () =>
+        this.remove(d).catch((e) =>
+          this.failed(`deleting deployment ${id} failed: ${(e as Error).stack ?? e}`),
+        ),
+      );
       return;
     }
     // The desired revision: the newest one not failed, skipped or interrupted.

@@ -2,7 +2,6 @@
 // `ReconcileSource` that polls the control plane's listener API (`/v2/listeners/{id}/...`: the deployments assigned
 // to the listener, status reports, deploy logs, removals) and a `K8sRuntime`. The control plane never calls a
 // listener.
-import { K8sRuntime, namespaceFor, type Cluster } from "./render.js";
 import { LogSink } from "../../domain/log-sink.js";
 import {
   PENDING_REVISION_STATUSES,
@@ -19,6 +18,9 @@ import type {
   Revision,
   RevisionStatus,
 } from "../../domain/types.js";
+import type { Cluster } from "./client.js";
+import { namespaceFor } from "./render.js";
+import { K8sRuntime } from "./runtime.js";
 
 /**
  * A deployment assigned to the listener, as `GET /v2/listeners/{id}/assignments` gives it: its secrets in clear,
