@@ -383,6 +383,57 @@ describe.each(BACKENDS)("CpStore contract: %s", (_name, open) => {
     expect(await store.readLogs(randomUUID(), { ...q, kind: "build" })).toEqual([]);
   });
 
+  it("writes at once: each transaction whole, a failed one leaves nothing, reads meanwhile see whole records", async () => {
+    const d = await deployment(`together-${randomUUID()}`);
+    const revs = Array.from({ length: 6 }, () => revision());
+    const reads: Promise<Deployment | null>[] = [];
+    const added = await Promise.all(
+      revs.map((r) => {
+        reads.push(store.getDeploymentById(d.id));
+        return store.addRevision(d.id, r);
+      }),
+    );
+    expect(added.map((r) => r.id)).toEqual(revs.map((r) => r.id));
+    const listed = await store.listRevisions(d.id, { limit: 20, offset: 0 });
+    expect(listed).toHaveLength(7);
+    const latest = (await store.getDeploymentById(d.id))!.latest_revision_id;
+    expect(revs.map((r) => r.id)).toContain(latest);
+    for (const seen of await Promise.all(reads)) {
+      expect(listed.map((r) => r.id)).toContain(seen!.latest_revision_id);
+    }
+
+    // The same name created at once: one wins; the others conflict, and their first revisions are not kept.
+    const name = `same-${randomUUID()}`;
+    const attempts = Array.from({ length: 4 }, () => ({ id: randomUUID(), first: revision() }));
+    const results = await Promise.allSettled(
+      attempts.map((a) =>
+        store.createDeployment(
+          {
+            id: a.id,
+            tenant_id: tenant,
+            name,
+            source: "github",
+            source_config: { repo_url: "https://x/y.git", deployment_type: "dev" },
+            source_revision_config: {},
+            secrets: [],
+            status: "READY",
+          },
+          a.first,
+        ),
+      ),
+    );
+    const won = attempts.filter((_, i) => results[i].status === "fulfilled");
+    expect(won).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === "rejected") expect(r.reason).toBeInstanceOf(CpConflictError);
+    }
+    for (const a of attempts) {
+      const kept = a === won[0];
+      expect(await store.getDeploymentById(a.id)).toEqual(kept ? expect.objectContaining({ name }) : null);
+      expect(await store.getRevision(a.id, a.first.id)).toEqual(kept ? expect.objectContaining({}) : null);
+    }
+  });
+
   it("purge removes a deployment's records and its uploaded files", async () => {
     const d = await deployment(`purge-${randomUUID()}`);
     await store.addRevision(d.id, revision());

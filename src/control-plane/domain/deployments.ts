@@ -15,7 +15,7 @@ import {
   type SourceRevisionConfig,
 } from "./types.js";
 import { checkLocalSource, localPathOf } from "./source-roots.js";
-import { adoptTarball } from "../http/uploads.js";
+import { adoptTarball } from "./uploads.js";
 
 /** What responses show instead of a secret's value. */
 export const MASK = "********";

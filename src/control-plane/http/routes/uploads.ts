@@ -6,7 +6,8 @@ import { z } from "zod";
 import { tenantOf } from "../auth.js";
 import type { CpContext } from "../../domain/context.js";
 import { deploymentNotFound } from "../errors.js";
-import { issueUpload, receiveUpload } from "../uploads.js";
+import { issueUpload } from "../../domain/uploads.js";
+import { receiveUpload } from "../uploads.js";
 import * as S from "./schemas.js";
 
 /** Upload URL routes (behind the API key). */
