@@ -5,20 +5,20 @@
 import { join, resolve } from "node:path";
 import { Command, Option } from "commander";
 import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
-import { principal } from "../control-plane/auth.js";
-import { forbidden } from "../control-plane/errors.js";
-import { SandboxConfigError, sandboxFor, type Sandbox } from "../control-plane/sandbox.js";
-import { tenantGate } from "../control-plane/sandbox-gate.js";
+import { principal } from "../control-plane/http/auth.js";
+import { forbidden } from "../control-plane/http/errors.js";
+import { SandboxConfigError, sandboxFor, type Sandbox } from "../control-plane/runtime/local/sandbox.js";
+import { tenantGate } from "../control-plane/runtime/local/sandbox-gate.js";
 import {
   ControlPlaneConfigError,
   startControlPlane,
   type ControlPlaneOptions,
 } from "../control-plane/server.js";
-import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/router.js";
-import { startLocalReconciler } from "../control-plane/runtime-local.js";
-import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store-postgres.js";
-import { openCpSqliteStore } from "../control-plane/store-sqlite.js";
-import type { CpStore } from "../control-plane/types.js";
+import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/http/router.js";
+import { startLocalReconciler } from "../control-plane/runtime/local/runtime.js";
+import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store/postgres.js";
+import { openCpSqliteStore } from "../control-plane/store/sqlite.js";
+import type { CpStore } from "../control-plane/domain/types.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
 import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
 import { MigrationError } from "../lib/errors.js";

@@ -1,8 +1,8 @@
 // `hangar listener`: the control plane's reconcile loop for the deployments assigned to one listener, on
 // Kubernetes. It polls the control plane; with --dry-run it prints the objects as YAML instead of applying them
 // and reports nothing.
-import { DEFAULT_IMAGE, KubeCluster, PrintCluster, type Cluster } from "../control-plane/k8s.js";
-import { ControlPlaneClient, ControlPlaneError, listenerReconciler } from "../control-plane/listener.js";
+import type { Cluster } from "../control-plane/runtime/k8s/client.js";
+import type { ControlPlaneError } from "../control-plane/runtime/k8s/listener.js";
 import { settings } from "../lib/settings.js";
 
 export interface ListenerOptions {
@@ -17,6 +17,16 @@ export interface ListenerOptions {
   redisUrl?: string;
   pollInterval: string;
   rolloutTimeout: string;
+}
+
+/** The k8s runtime's modules, which load @kubernetes/client-node (K8sClientMissingError when it is absent). */
+async function loadK8sRuntime() {
+  const [render, client, listener] = await Promise.all([
+    import("../control-plane/runtime/k8s/render.js"),
+    import("../control-plane/runtime/k8s/client.js"),
+    import("../control-plane/runtime/k8s/listener.js"),
+  ]);
+  return { ...render, ...client, ...listener };
 }
 
 const fail = (msg: string, code = 1) => {
@@ -40,6 +50,22 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
   if (!(timeout > 0))
     return fail(`--rollout-timeout must be a positive number of seconds, not "${opts.rolloutTimeout}"`, 2);
   if (!!opts.databaseUrl !== !!opts.redisUrl) return fail("--database-url and --redis-url go together", 2);
+
+  // The Kubernetes client is an optional dependency that only this command loads: a clear message without it.
+  let k8s: Awaited<ReturnType<typeof loadK8sRuntime>>;
+  try {
+    k8s = await loadK8sRuntime();
+  } catch (e) {
+    return fail((e as Error).message);
+  }
+  const {
+    DEFAULT_IMAGE,
+    KubeCluster,
+    PrintCluster,
+    ControlPlaneClient,
+    ControlPlaneError,
+    listenerReconciler,
+  } = k8s;
 
   const log = (msg: string) => console.error(`hangar listener: ${msg}`);
   let cluster: Cluster;

@@ -1,9 +1,9 @@
 // Tenancy administration: organizations, workspaces and API keys (the `hangar control-plane admin` commands),
 // and the bootstrap of a fresh control plane from HANGAR_CP_BOOTSTRAP_API_KEY / HANGAR_CP_BOOTSTRAP_PLAN.
 import type { ControlPlaneSettings } from "../lib/settings.js";
-import { generateApiKey } from "./auth.js";
-import { DEFAULT_CP_SCHEMA } from "./store-postgres.js";
-import type { ApiKey, CpStore, Organization, Plan, Workspace } from "./types.js";
+import { generateApiKey } from "./http/auth.js";
+import { DEFAULT_CP_SCHEMA } from "./store/postgres.js";
+import type { ApiKey, CpStore, Organization, Plan, Workspace } from "./domain/types.js";
 import { InvalidInputError } from "../lib/errors.js";
 
 export const PLANS: Plan[] = ["free", "plus", "enterprise", "self_hosted_enterprise"];

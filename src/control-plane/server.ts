@@ -4,12 +4,12 @@
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { bootstrap } from "./admin.js";
-import { buildCpApp } from "./app.js";
-import type { CpContext } from "./context.js";
-import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "./store-postgres.js";
-import { openCpSqliteStore } from "./store-sqlite.js";
-import type { CpStore } from "./types.js";
-import { parseSourceRoots } from "./source-roots.js";
+import { buildCpApp } from "./http/app.js";
+import type { CpContext } from "./domain/context.js";
+import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "./store/postgres.js";
+import { openCpSqliteStore } from "./store/sqlite.js";
+import type { CpStore } from "./domain/types.js";
+import { parseSourceRoots } from "./domain/source-roots.js";
 import { settings, type ControlPlaneSettings } from "../lib/settings.js";
 import { ConfigError } from "../lib/errors.js";
 

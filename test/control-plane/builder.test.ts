@@ -7,8 +7,13 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BuildError, buildRevision, existingBuild } from "../../src/control-plane/builder.ts";
-import type { Deployment, DeploymentSource, Revision, SourceConfig } from "../../src/control-plane/types.ts";
+import { BuildError, buildRevision, existingBuild } from "../../src/control-plane/runtime/local/builder.ts";
+import type {
+  Deployment,
+  DeploymentSource,
+  Revision,
+  SourceConfig,
+} from "../../src/control-plane/domain/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read

@@ -11,20 +11,23 @@ import { join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import yaml from "js-yaml";
 import { afterAll, afterEach, beforeAll, describe, expect, it } from "vitest";
+import { KubeCluster, type Cluster } from "../../src/control-plane/runtime/k8s/client.ts";
 import {
-  K8sRuntime,
-  KubeCluster,
   LABELS,
   RenderError,
   namespaceFor,
   renderRevision,
   serviceUrl,
   toYaml,
-  type Cluster,
   type HangarObject,
-} from "../../src/control-plane/k8s.ts";
-import { ControlPlaneClient, listenerReconciler, type Assignment } from "../../src/control-plane/listener.ts";
-import type { Deployment, Listener, Revision } from "../../src/control-plane/types.ts";
+} from "../../src/control-plane/runtime/k8s/render.ts";
+import { K8sRuntime } from "../../src/control-plane/runtime/k8s/runtime.ts";
+import {
+  ControlPlaneClient,
+  listenerReconciler,
+  type Assignment,
+} from "../../src/control-plane/runtime/k8s/listener.ts";
+import type { Deployment, Listener, Revision } from "../../src/control-plane/domain/types.ts";
 import { startCp, cpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { expectValidObject, schemaErrors, wire } from "../helpers/k8s-schema.ts";
 import { BIN, ROOT, tempDir } from "../helpers/server.ts";

@@ -10,10 +10,10 @@ import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { startLocalReconciler, type LocalReconciler } from "../../src/control-plane/runtime-local.ts";
-import { registerDeploymentRoutes, type DeploymentRouter } from "../../src/control-plane/router.ts";
-import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
-import type { CpStore, Deployment, Revision, RevisionStatus } from "../../src/control-plane/types.ts";
+import { startLocalReconciler, type LocalReconciler } from "../../src/control-plane/runtime/local/runtime.ts";
+import { registerDeploymentRoutes, type DeploymentRouter } from "../../src/control-plane/http/router.ts";
+import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
+import type { CpStore, Deployment, Revision, RevisionStatus } from "../../src/control-plane/domain/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read

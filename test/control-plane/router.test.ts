@@ -4,7 +4,7 @@ import { randomUUID } from "node:crypto";
 import { request } from "node:http";
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { DeploymentRouter, registerDeploymentRoutes } from "../../src/control-plane/router.ts";
+import { DeploymentRouter, registerDeploymentRoutes } from "../../src/control-plane/http/router.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 

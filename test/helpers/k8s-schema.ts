@@ -7,7 +7,7 @@ import { dirname, join } from "node:path";
 import * as k8s from "@kubernetes/client-node";
 import { ObjectSerializer } from "@kubernetes/client-node/dist/serializer.js";
 import { expect } from "vitest";
-import type { HangarObject } from "../../src/control-plane/k8s.ts";
+import type { HangarObject } from "../../src/control-plane/runtime/k8s/render.ts";
 
 const MODELS_DIR = join(
   dirname(createRequire(import.meta.url).resolve("@kubernetes/client-node")),

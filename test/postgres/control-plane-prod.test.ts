@@ -8,14 +8,14 @@ import { Client } from "@langchain/langgraph-sdk";
 import Fastify, { type FastifyInstance } from "fastify";
 import pg from "pg";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { registerDeploymentRoutes, type DeploymentRouter } from "../../src/control-plane/router.ts";
+import { registerDeploymentRoutes, type DeploymentRouter } from "../../src/control-plane/http/router.ts";
 import {
   clusterNames,
   startLocalReconciler,
   type LocalReconciler,
-} from "../../src/control-plane/runtime-local.ts";
-import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
-import type { CpStore } from "../../src/control-plane/types.ts";
+} from "../../src/control-plane/runtime/local/runtime.ts";
+import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
+import type { CpStore } from "../../src/control-plane/domain/types.ts";
 import { DATABASE_URL, REDIS_URL, testRedis } from "../helpers/backend.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";

@@ -7,15 +7,15 @@ import { existsSync, mkdirSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrap } from "../../src/control-plane/admin.ts";
-import { openCpPostgresStore } from "../../src/control-plane/store-postgres.ts";
-import { openCpSqliteStore } from "../../src/control-plane/store-sqlite.ts";
+import { openCpPostgresStore } from "../../src/control-plane/store/postgres.ts";
+import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
 import {
   CpConflictError,
   type CpStore,
   type Deployment,
   type LogLine,
   type Revision,
-} from "../../src/control-plane/types.ts";
+} from "../../src/control-plane/domain/types.ts";
 import { DATABASE_URL, ident, testPg } from "../helpers/backend.ts";
 import { cpAdmin, cpClient, createdKey, startCp, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, tempDir } from "../helpers/server.ts";
@@ -381,6 +381,57 @@ describe.each(BACKENDS)("CpStore contract: %s", (_name, open) => {
     expect(build[0]).toEqual(lines[0]);
     expect(build[1].message.startsWith("b2")).toBe(true);
     expect(await store.readLogs(randomUUID(), { ...q, kind: "build" })).toEqual([]);
+  });
+
+  it("writes at once: each transaction whole, a failed one leaves nothing, reads meanwhile see whole records", async () => {
+    const d = await deployment(`together-${randomUUID()}`);
+    const revs = Array.from({ length: 6 }, () => revision());
+    const reads: Promise<Deployment | null>[] = [];
+    const added = await Promise.all(
+      revs.map((r) => {
+        reads.push(store.getDeploymentById(d.id));
+        return store.addRevision(d.id, r);
+      }),
+    );
+    expect(added.map((r) => r.id)).toEqual(revs.map((r) => r.id));
+    const listed = await store.listRevisions(d.id, { limit: 20, offset: 0 });
+    expect(listed).toHaveLength(7);
+    const latest = (await store.getDeploymentById(d.id))!.latest_revision_id;
+    expect(revs.map((r) => r.id)).toContain(latest);
+    for (const seen of await Promise.all(reads)) {
+      expect(listed.map((r) => r.id)).toContain(seen!.latest_revision_id);
+    }
+
+    // The same name created at once: one wins; the others conflict, and their first revisions are not kept.
+    const name = `same-${randomUUID()}`;
+    const attempts = Array.from({ length: 4 }, () => ({ id: randomUUID(), first: revision() }));
+    const results = await Promise.allSettled(
+      attempts.map((a) =>
+        store.createDeployment(
+          {
+            id: a.id,
+            tenant_id: tenant,
+            name,
+            source: "github",
+            source_config: { repo_url: "https://x/y.git", deployment_type: "dev" },
+            source_revision_config: {},
+            secrets: [],
+            status: "READY",
+          },
+          a.first,
+        ),
+      ),
+    );
+    const won = attempts.filter((_, i) => results[i].status === "fulfilled");
+    expect(won).toHaveLength(1);
+    for (const r of results) {
+      if (r.status === "rejected") expect(r.reason).toBeInstanceOf(CpConflictError);
+    }
+    for (const a of attempts) {
+      const kept = a === won[0];
+      expect(await store.getDeploymentById(a.id)).toEqual(kept ? expect.objectContaining({ name }) : null);
+      expect(await store.getRevision(a.id, a.first.id)).toEqual(kept ? expect.objectContaining({}) : null);
+    }
   });
 
   it("purge removes a deployment's records and its uploaded files", async () => {

@@ -5,7 +5,7 @@ import { cpSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { isInternalPath } from "../../src/control-plane/router.ts";
+import { isInternalPath } from "../../src/control-plane/http/router.ts";
 import { cpClient, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, ROOT, startHangar, tempDir, type HangarProcess } from "../helpers/server.ts";
 

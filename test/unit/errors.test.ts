@@ -3,7 +3,7 @@
 import Fastify, { type FastifyInstance } from "fastify";
 import { afterEach, describe, expect, it } from "vitest";
 import { installErrorHandler } from "../../src/api/errors.ts";
-import { installCpErrorHandler } from "../../src/control-plane/errors.ts";
+import { installCpErrorHandler } from "../../src/control-plane/http/errors.ts";
 import {
   BusyError,
   codeOf,
