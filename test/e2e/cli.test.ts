@@ -4,8 +4,9 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { basename, join } from "node:path";
-import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT, cleanupDir, noRetryClient, tempDir, useHangar } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const FIXTURES = join(ROOT, "test/fixtures");
 const PROJECT_CONFIG = join(FIXTURES, "cli-project/langgraph.json");
@@ -221,14 +222,16 @@ describe("reload (hangar dev without --no-reload)", () => {
   const currentUrl = () => [...out.matchAll(/listening on (http:\/\/\S+)/g)].at(-1)?.[1];
   /** Waits until the server started last answers `<label>:x`. */
   const servesLabel = (label: string) =>
-    vi.waitFor(
+    waitFor(
+      () => `the server to answer "${label}:x"; output:\n${out}`,
       async () => {
         const url = currentUrl();
-        expect(url, out).toBeDefined();
-        const res = (await noRetryClient(url!).runs.wait(null, "reload", { input: { input: "x" } })) as any;
-        expect(res.output).toBe(`${label}:x`);
+        if (!url) return false;
+        const res = (await noRetryClient(url).runs.wait(null, "reload", { input: { input: "x" } })) as any;
+        return res.output === `${label}:x`;
       },
-      { timeout: 60_000, interval: 300 },
+      undefined,
+      300,
     );
 
   beforeAll(async () => {
@@ -243,7 +246,7 @@ describe("reload (hangar dev without --no-reload)", () => {
     dev.stdout!.on("data", (d) => (out += d));
     dev.stderr!.on("data", (d) => (out += d));
     await servesLabel("v1");
-  }, 120_000);
+  });
 
   afterAll(async () => {
     if (!dev || dev.exitCode !== null) return;
@@ -252,11 +255,11 @@ describe("reload (hangar dev without --no-reload)", () => {
     await new Promise((res) => dev.once("exit", res));
     // The supervisor stops its server too: the last one stops answering.
     if (last) {
-      await vi.waitFor(
-        async () => {
-          await expect(fetch(`${last}/ok`)).rejects.toThrow();
-        },
-        { timeout: 30_000, interval: 300 },
+      await waitFor(`the server at ${last} to stop`, () =>
+        fetch(`${last}/ok`).then(
+          () => false,
+          () => true,
+        ),
       );
     }
   });
@@ -272,13 +275,13 @@ describe("reload (hangar dev without --no-reload)", () => {
     // A save that does not compile: the server stops, the supervisor keeps watching.
     const before = out.length;
     saveByRename(`${withLabel("v4")}\nexport const broken = ;\n`);
-    await vi.waitFor(() => expect(out.slice(before)).toMatch(/waiting for a change/), {
-      timeout: 60_000,
-      interval: 300,
-    });
+    await waitFor(
+      () => `the broken server to stop; output:\n${out}`,
+      () => /waiting for a change/.test(out.slice(before)),
+    );
 
     // The fix is noticed and served.
     saveByRename(withLabel("v5"));
     await servesLabel("v5");
-  }, 300_000);
+  });
 });
