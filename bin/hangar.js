@@ -11,10 +11,14 @@ const src = path("src");
 const compiled = fileURLToPath(compiledUrl);
 const stamp = path("dist/.build-stamp");
 
-/** True when some file of src/ was modified after the build started (its stamp's time). */
+/**
+ * True when a file or folder of src/ was modified after the build started (the stamp's time): a folder's time
+ * changes when a file in it is added, removed or renamed.
+ */
 function sourcesNewerThan(time) {
+  if (statSync(src).mtimeMs > time) return true;
   for (const e of readdirSync(src, { recursive: true, withFileTypes: true })) {
-    if (e.isFile() && statSync(join(e.parentPath ?? e.path, e.name)).mtimeMs > time) return true;
+    if (statSync(join(e.parentPath ?? e.path, e.name)).mtimeMs > time) return true;
   }
   return false;
 }
