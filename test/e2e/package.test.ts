@@ -63,7 +63,7 @@ beforeAll(async () => {
       name: "hangar-package-test-app",
       private: true,
       type: "module",
-      // npm 11 runs install scripts only of the packages a project allows: the SQLite driver and esbuild.
+      // npm 11 warns about install scripts a project has not allowed: the SQLite driver and esbuild need theirs.
       allowScripts: { "better-sqlite3": true, esbuild: true },
     }),
   );
