@@ -20,13 +20,15 @@ function serverCommand(name: string, description: string, defaultPort: string): 
     .option("--n-jobs-per-worker <n>", "runs executing at once", "10");
 }
 
-// Commands that import a project's code (graphs, auth, http app) register the TypeScript loader first.
+// Commands that import a project's code (graphs, auth, http app) register tsx's loader before loading their
+// own modules: those then load through it, as from the sources, so that an `import()` of a project's
+// CommonJS TypeScript file sees its named exports (tsx rewrites dynamic imports for that).
 
 serverCommand("dev", "Run the Agent Server for a project on embedded storage, reloading on changes", "2024")
   .option("--no-reload", "do not restart when project files change")
   .action(async (opts) => {
-    const { runDev } = await import("./dev.js");
     await registerTypeScript();
+    const { runDev } = await import("./dev.js");
     process.exit(await runDev(opts));
   });
 
@@ -37,8 +39,8 @@ serverCommand(
 )
   .option("--mode <mode>", "api, worker or all (api and worker need PostgreSQL + Redis)", "all")
   .action(async (opts) => {
-    const { runServe } = await import("./serve.js");
     await registerTypeScript();
+    const { runServe } = await import("./serve.js");
     process.exit(await runServe(opts));
   });
 
@@ -49,8 +51,8 @@ program
   )
   .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
   .action(async (opts) => {
-    const { runCheck } = await import("./check.js");
     await registerTypeScript();
+    const { runCheck } = await import("./check.js");
     process.exit(await runCheck(opts));
   });
 
