@@ -62,6 +62,7 @@ export default defineConfig({
             "test/control-plane/**/*.test.ts",
             "test/browser/**/*.test.ts",
             "test/security/**/*.test.ts",
+            "test/unit/**/*.test.ts",
           ],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },
