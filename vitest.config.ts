@@ -16,9 +16,15 @@ import { configDefaults, defineConfig } from "vitest/config";
  * - cli.test.ts: `hangar dev` itself (its startup errors, reload, .env loading), through dev's CLI;
  * - serve.test.ts: `hangar serve` on the embedded backend and its refusals of incomplete backend env
  *   (on postgres, every e2e file runs through serve).
+ * - package.test.ts: the packed tarball installed in a fresh project (`hangar dev` there);
  * - test/security/cp-sandbox.test.ts: the control plane's process sandbox, the same whatever the store.
  */
-const EMBEDDED_ONLY = ["test/e2e/cli.test.ts", "test/e2e/serve.test.ts", "test/security/cp-sandbox.test.ts"];
+const EMBEDDED_ONLY = [
+  "test/e2e/cli.test.ts",
+  "test/e2e/serve.test.ts",
+  "test/e2e/package.test.ts",
+  "test/security/cp-sandbox.test.ts",
+];
 
 /**
  * Control plane files run again with the control plane's store on PostgreSQL (test/helpers/control-plane.ts
@@ -41,6 +47,8 @@ export default defineConfig({
     // A test file mostly waits on the servers it started (a child process, or PostgreSQL and Redis), so more files
     // run at once than there are cores (vitest's default is one less than the cores: a single file on 2 cores).
     maxWorkers: Math.max(3, availableParallelism()),
+    // Every CLI a test spawns runs src/ through tsx, never a dist/ build that may be older (bin/hangar.js).
+    env: { HANGAR_FROM_SOURCE: "1" },
     projects: [
       {
         extends: true,

@@ -3,7 +3,7 @@
 // DATABASE_URL is set (schema HANGAR_CP_DATABASE_SCHEMA, default hangar_control_plane), else SQLite in the
 // data directory, which holds uploads, builds and embedded deployments' data either way.
 import { join, resolve } from "node:path";
-import { Command, Option } from "commander";
+import type { Command } from "commander";
 import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
 import { principal } from "../control-plane/http/auth.js";
 import { forbidden } from "../control-plane/http/errors.js";
@@ -23,9 +23,10 @@ import { settings, SettingsError, type ControlPlaneSettings } from "../lib/setti
 import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
 import { MigrationError } from "../lib/errors.js";
 
+/** The data directory when --data-dir is not given (named in the help, in ./main.ts). */
 const DEFAULT_DATA_DIR = ".hangar-control-plane";
 
-interface RunOptions {
+export interface RunOptions {
   port?: string;
   host: string;
   dataDir?: string;
@@ -198,80 +199,32 @@ async function admin(cmd: Command, action: (store: CpStore) => Promise<string>):
   }
 }
 
-/** Registers `control-plane` and its `admin` subcommands. */
-export function controlPlaneCommand(program: Command): void {
-  const cp = program
-    .command("control-plane")
-    .description("Run the control plane: deployments, revisions and listeners (API under /v2)")
-    .addOption(new Option("-p, --port <port>", "port to listen on (default 8300, or $PORT)"))
-    .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")
-    .option(
-      "--data-dir <dir>",
-      `directory of the control plane's data: its SQLite store unless DATABASE_URL is set, uploads, builds (default: ${DEFAULT_DATA_DIR})`,
-    )
-    .option("--public-url <url>", "URL clients reach the control plane at (default: from host and port)")
-    .option("--no-reconcile", "serve the API only: do not build or run revisions on this machine")
-    .action(async (opts: RunOptions) => {
-      process.exit(await runControlPlane(opts));
-    });
+/** The `control-plane admin` actions (their flags are declared in ./main.ts). */
+export type AdminAction =
+  | { kind: "create-org"; name: string; plan: string }
+  | { kind: "create-workspace"; org: string; name: string }
+  | { kind: "create-key"; workspace?: string; org?: string };
 
-  const adm = cp
-    .command("admin")
-    .description(
-      "Manage organizations, workspaces and API keys in the control plane's store (DATABASE_URL, else --data-dir; works whether it runs or not)",
-    );
-  const dataDirOption = () =>
-    new Option("--data-dir <dir>", `the control plane's data directory (default: ${DEFAULT_DATA_DIR})`);
-
-  adm
-    .command("create-org")
-    .description("Create an organization")
-    .requiredOption("--name <name>", "its name")
-    .option("--plan <plan>", "free, plus, enterprise or self_hosted_enterprise", "plus")
-    .addOption(dataDirOption())
-    .action(async (o: { name: string; plan: string }, cmd: Command) => {
-      process.exit(
-        await admin(cmd, async (store) => {
-          const org = await createOrg(store, o.name, o.plan);
-          return `Created organization ${org.id} (name "${org.name}", plan ${org.plan})`;
-        }),
-      );
-    });
-
-  adm
-    .command("create-workspace")
-    .description("Create a workspace (a tenant) in an organization")
-    .requiredOption("--org <id>", "the organization's id")
-    .requiredOption("--name <name>", "its name")
-    .addOption(dataDirOption())
-    .action(async (o: { org: string; name: string }, cmd: Command) => {
-      process.exit(
-        await admin(cmd, async (store) => {
-          const ws = await createWorkspace(store, o.org, o.name);
-          return `Created workspace ${ws.id} (name "${ws.name}") in organization ${ws.organization_id}`;
-        }),
-      );
-    });
-
-  adm
-    .command("create-key")
-    .description("Create an API key for a workspace, or (--org) an organization key; the key is printed once")
-    .option("--workspace <id>", "the workspace the key reaches")
-    .option(
-      "--org <id>",
-      "an organization key: reaches every workspace of the organization (X-Tenant-Id picks one)",
-    )
-    .addOption(dataDirOption())
-    .action(async (o: { workspace?: string; org?: string }, cmd: Command) => {
-      process.exit(
-        await admin(cmd, async (store) => {
-          if (o.workspace && o.org) throw new AdminError("give either --workspace or --org, not both");
-          const { key, record } = await createKey(store, { workspaceId: o.workspace, orgId: o.org });
-          const scope = record.workspace_id
-            ? `workspace ${record.workspace_id}`
-            : `organization ${record.organization_id} (all its workspaces)`;
-          return `Created API key ${record.id} for ${scope}. It is shown only now:\n${key}`;
-        }),
-      );
-    });
+/** Runs one `control-plane admin` action on the store, printing its result; the exit code. */
+export function runAdmin(cmd: Command, a: AdminAction): Promise<number> {
+  return admin(cmd, async (store) => {
+    switch (a.kind) {
+      case "create-org": {
+        const org = await createOrg(store, a.name, a.plan);
+        return `Created organization ${org.id} (name "${org.name}", plan ${org.plan})`;
+      }
+      case "create-workspace": {
+        const ws = await createWorkspace(store, a.org, a.name);
+        return `Created workspace ${ws.id} (name "${ws.name}") in organization ${ws.organization_id}`;
+      }
+      case "create-key": {
+        if (a.workspace && a.org) throw new AdminError("give either --workspace or --org, not both");
+        const { key, record } = await createKey(store, { workspaceId: a.workspace, orgId: a.org });
+        const scope = record.workspace_id
+          ? `workspace ${record.workspace_id}`
+          : `organization ${record.organization_id} (all its workspaces)`;
+        return `Created API key ${record.id} for ${scope}. It is shown only now:\n${key}`;
+      }
+    }
+  });
 }

@@ -5,7 +5,6 @@
 import { existsSync } from "node:fs";
 import { basename, join, resolve } from "node:path";
 import { createInterface } from "node:readline/promises";
-import { Command, Option } from "commander";
 import { loadSettings, SettingsError, type Env } from "../lib/settings.js";
 import { ConfigError, loadProjectConfig, readEnvFile, type ProjectConfig } from "../lib/settings/project.js";
 import {
@@ -34,7 +33,7 @@ const IN_PROGRESS = new Set([
 /** Keys of a project's .env that configure the CLI, not the deployment. */
 const CLI_KEYS = new Set(["HANGAR_API_KEY", "HANGAR_HOST_URL", "HANGAR_TENANT_ID"]);
 
-interface CommonOptions {
+export interface CommonOptions {
   apiKey?: string;
   hostUrl?: string;
   tenantId?: string;
@@ -140,7 +139,7 @@ async function run(json: boolean | undefined, body: (out: Out) => Promise<number
 
 // ---- deploy
 
-interface DeployOptions extends CommonOptions {
+export interface DeployOptions extends CommonOptions {
   name?: string;
   deploymentType?: string;
   config: string;
@@ -497,7 +496,7 @@ async function runRevisions(id: string, opts: CommonOptions): Promise<number> {
   return 0;
 }
 
-interface LogsOptions extends CommonOptions {
+export interface LogsOptions extends CommonOptions {
   name?: string;
   deploymentId?: string;
   type: string;
@@ -584,77 +583,26 @@ async function runDelete(id: string, opts: CommonOptions & { force?: boolean }, 
 
 // ---- commands
 
-/** The options every `deploy` command takes. */
-function withCommon(cmd: Command): Command {
-  return cmd
-    .option("--api-key <key>", "API key of the control plane (or $HANGAR_API_KEY, or HANGAR_API_KEY in .env)")
-    .option("--host-url <url>", `the control plane's URL (or $HANGAR_HOST_URL; default ${DEFAULT_HOST_URL})`)
-    .option(
-      "--tenant-id <id>",
-      "the workspace, for an organization key reaching several (or $HANGAR_TENANT_ID)",
-    )
-    .option("--json", "print JSON lines instead of text");
-}
+/** One `deploy` subcommand with its parsed flags (the flags are declared in ./main.ts). */
+export type DeployCommand =
+  | { sub: "deploy"; opts: DeployOptions }
+  | { sub: "list"; opts: CommonOptions }
+  | { sub: "logs"; opts: LogsOptions }
+  | { sub: "delete"; id: string; opts: CommonOptions & { force?: boolean } }
+  | { sub: "revisions list"; id: string; opts: CommonOptions };
 
-/** Options of a subcommand merged with those given to `deploy` itself (`hangar deploy --api-key k list`). */
-const merged = <T>(cmd: Command): T => cmd.optsWithGlobals() as T;
-
-/** Registers `deploy` and its subcommands. */
-export function deployCommand(program: Command): void {
-  const deploy = withCommon(
-    program
-      .command("deploy")
-      .description(
-        "Deploy the project in the working directory to a control plane (create, or update by name), then follow it until it serves",
-      ),
-  )
-    .option("--name <name>", "the deployment's name (default: the directory's name, normalized)")
-    .addOption(new Option("--deployment-type <type>", "dev or prod, for a new deployment (default dev)"))
-    .option("-c, --config <path>", "path of langgraph.json in the project", "langgraph.json")
-    .option("--no-wait", "return once the revision is queued")
-    .option("--timeout <seconds>", "how long to wait for the revision", "900")
-    .option("--image <uri>", "deploy this prebuilt image through a k8s listener (no upload, no build here)")
-    .option("--listener-id <id>", "with --image: the listener whose cluster runs it")
-    .option("--namespace <ns>", "with --image: the Kubernetes namespace (one of the listener's)")
-    .action(async (opts: DeployOptions) => run(opts.json, (out) => runDeploy(opts, out)));
-
-  withCommon(
-    deploy.command("list").description("List the deployments: id, name, type, latest revision status, URL"),
-  ).action(async (_o: unknown, cmd: Command) => {
-    const opts = merged<CommonOptions>(cmd);
-    await run(opts.json, (out) => runList(opts, out));
-  });
-
-  withCommon(deploy.command("logs").description("Print a deployment's deploy or build logs"))
-    .option("--name <name>", "the deployment's name (default: the directory's name, normalized)")
-    .option("--deployment-id <id>", "the deployment's id")
-    .option("--type <type>", "deploy or build", "deploy")
-    .option("--revision-id <id>", "a revision (default for build logs: the latest)")
-    .option("--level <level>", "only lines of this level: DEBUG, INFO, WARNING or ERROR")
-    .option("--limit <n>", "the last n lines", "100")
-    .option("-f, --follow", "keep printing new lines until interrupted")
-    .action(async (_o: unknown, cmd: Command) => {
-      const opts = merged<LogsOptions>(cmd);
-      await run(opts.json, () => runLogs(opts));
-    });
-
-  withCommon(
-    deploy.command("delete").description("Delete a deployment (its processes stop, its URL stops answering)"),
-  )
-    .argument("<id>", "the deployment's id (or its exact name)")
-    .option("--force", "do not ask for confirmation")
-    .action(async (id: string, _o: unknown, cmd: Command) => {
-      const opts = merged<CommonOptions & { force?: boolean }>(cmd);
-      await run(opts.json, (out) => runDelete(id, opts, out));
-    });
-
-  const revisions = deploy.command("revisions").description("A deployment's revisions");
-  withCommon(
-    revisions.command("list").description("List a deployment's revisions, newest first (* = serving)"),
-  )
-    .argument("<id>", "the deployment's id (or its exact name)")
-    .action(async (id: string, _o: unknown, cmd: Command) => {
-      const opts = merged<CommonOptions>(cmd);
-      await run(opts.json, () => runRevisions(id, opts));
-    });
+/** Runs a `deploy` subcommand, then exits with its code. */
+export function runDeployCommand(c: DeployCommand): Promise<never> {
+  switch (c.sub) {
+    case "deploy":
+      return run(c.opts.json, (out) => runDeploy(c.opts, out));
+    case "list":
+      return run(c.opts.json, (out) => runList(c.opts, out));
+    case "logs":
+      return run(c.opts.json, () => runLogs(c.opts));
+    case "delete":
+      return run(c.opts.json, (out) => runDelete(c.id, c.opts, out));
+    case "revisions list":
+      return run(c.opts.json, () => runRevisions(c.id, c.opts));
+  }
 }

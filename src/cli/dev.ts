@@ -1,7 +1,6 @@
-// `hangar dev`: starts the Agent Server on a project; with reload, supervises a child and restarts it on changes.
-import { spawn, type ChildProcess } from "node:child_process";
-import { watch } from "node:fs";
-import { dirname, resolve, sep } from "node:path";
+// `hangar dev`: starts the Agent Server on a project; with reload, supervises a child and restarts it on
+// changes (./reload.ts).
+import { resolve } from "node:path";
 import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../lib/settings/project.js";
 import { SettingsError, settings } from "../lib/settings.js";
@@ -57,7 +56,7 @@ export function checkFlags(
 export async function runDev(opts: DevOptions): Promise<number> {
   const flags = checkFlags("dev", opts, "2024");
   if (!flags) return 2;
-  if (opts.reload) return supervise(opts);
+  if (opts.reload) return (await import("./reload.js")).supervise(opts);
   return runServer("dev", opts, flags.port, flags.nJobs);
 }
 
@@ -129,63 +128,4 @@ export async function runServer(
     console.error(`hangar ${cmd}: failed to start: ${(e as Error).stack ?? e}`);
     return 1;
   }
-}
-
-/** Runs the server in a child process and restarts it when files of the project change. */
-function supervise(opts: DevOptions): Promise<number> {
-  const projectDir = dirname(resolve(opts.config));
-  const dataDir = opts.dataDir ? resolve(opts.dataDir) : resolve(projectDir, ".hangar");
-  const args = [process.argv[1], "dev", "--no-reload", "--config", opts.config, "--host", opts.host];
-  args.push("--n-jobs-per-worker", opts.nJobsPerWorker);
-  if (opts.port) args.push("--port", opts.port);
-  if (opts.dataDir) args.push("--data-dir", opts.dataDir);
-  let child: ChildProcess | undefined;
-  let restarting = false;
-  let started = false;
-  let timer: NodeJS.Timeout | undefined;
-  return new Promise((done) => {
-    const start = () => {
-      child = spawn(process.execPath, [...process.execArgv, ...args], {
-        stdio: ["inherit", "inherit", "inherit", "ipc"],
-      });
-      child.on("message", (m: { hangar?: string }) => {
-        if (m?.hangar === "listening") started = true;
-      });
-      child.once("exit", (code) => {
-        if (restarting) {
-          restarting = false;
-          start();
-        } else if (!started) {
-          // The first start failed (bad config, broken graph, port in use): nothing to reload, exit with it.
-          done(code || 1);
-        } else if (code !== 0) {
-          console.error("hangar dev: server stopped; waiting for a change to restart");
-        }
-      });
-    };
-    const ignored = (f: string) =>
-      f.includes("node_modules") ||
-      f.startsWith(".") ||
-      f.includes(`${sep}.`) ||
-      resolve(projectDir, f).startsWith(dataDir);
-    watch(projectDir, { recursive: true }, (_event, file) => {
-      if (!file || ignored(file.toString())) return;
-      clearTimeout(timer);
-      timer = setTimeout(() => {
-        console.log(`hangar dev: ${file} changed, restarting`);
-        if (child && child.exitCode === null) {
-          restarting = true;
-          child.kill("SIGTERM");
-        } else start();
-      }, 200);
-    });
-    const stop = () => {
-      child?.kill("SIGTERM");
-      done(0);
-      setTimeout(() => process.exit(0), 2000).unref();
-    };
-    process.once("SIGINT", stop);
-    process.once("SIGTERM", stop);
-    start();
-  });
 }

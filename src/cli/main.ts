@@ -1,11 +1,9 @@
-// The `hangar` command line: parses flags and hands over to the commands.
+// The `hangar` command line: declares every command and its flags, and loads a command's module only when it
+// runs (dynamic import in its action), so `hangar --version` and `--help` load nothing but commander.
 import { Command, Option } from "commander";
 import { VERSION } from "../lib/version.js";
-import { runCheck } from "./check.js";
-import { controlPlaneCommand } from "./control-plane.js";
-import { deployCommand } from "./deploy.js";
-import { runDev } from "./dev.js";
-import { runServe } from "./serve.js";
+import { DEFAULT_HOST_URL } from "./deploy/client.js";
+import { registerTypeScript } from "./typescript.js";
 
 const program = new Command();
 program.name("hangar").description("Self-hostable platform for LangGraph.js agents").version(VERSION);
@@ -22,9 +20,15 @@ function serverCommand(name: string, description: string, defaultPort: string): 
     .option("--n-jobs-per-worker <n>", "runs executing at once", "10");
 }
 
+// Commands that import a project's code (graphs, auth, http app) register tsx's loader before loading their
+// own modules: those then load through it, as from the sources, so that an `import()` of a project's
+// CommonJS TypeScript file sees its named exports (tsx rewrites dynamic imports for that).
+
 serverCommand("dev", "Run the Agent Server for a project on embedded storage, reloading on changes", "2024")
   .option("--no-reload", "do not restart when project files change")
   .action(async (opts) => {
+    await registerTypeScript();
+    const { runDev } = await import("./dev.js");
     process.exit(await runDev(opts));
   });
 
@@ -35,6 +39,8 @@ serverCommand(
 )
   .option("--mode <mode>", "api, worker or all (api and worker need PostgreSQL + Redis)", "all")
   .action(async (opts) => {
+    await registerTypeScript();
+    const { runServe } = await import("./serve.js");
     process.exit(await runServe(opts));
   });
 
@@ -45,11 +51,143 @@ program
   )
   .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
   .action(async (opts) => {
+    await registerTypeScript();
+    const { runCheck } = await import("./check.js");
     process.exit(await runCheck(opts));
   });
 
-controlPlaneCommand(program);
-deployCommand(program);
+// ---- control-plane
+
+const cp = program
+  .command("control-plane")
+  .description("Run the control plane: deployments, revisions and listeners (API under /v2)")
+  .addOption(new Option("-p, --port <port>", "port to listen on (default 8300, or $PORT)"))
+  .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")
+  .option(
+    "--data-dir <dir>",
+    "directory of the control plane's data: its SQLite store unless DATABASE_URL is set, uploads, builds (default: .hangar-control-plane)",
+  )
+  .option("--public-url <url>", "URL clients reach the control plane at (default: from host and port)")
+  .option("--no-reconcile", "serve the API only: do not build or run revisions on this machine")
+  .action(async (opts) => {
+    const { runControlPlane } = await import("./control-plane.js");
+    process.exit(await runControlPlane(opts));
+  });
+
+const adm = cp
+  .command("admin")
+  .description(
+    "Manage organizations, workspaces and API keys in the control plane's store (DATABASE_URL, else --data-dir; works whether it runs or not)",
+  );
+const dataDirOption = () =>
+  new Option("--data-dir <dir>", "the control plane's data directory (default: .hangar-control-plane)");
+/** Runs an admin action in ./control-plane.ts, loaded now. */
+const admin = async (cmd: Command, action: import("./control-plane.js").AdminAction) => {
+  const { runAdmin } = await import("./control-plane.js");
+  process.exit(await runAdmin(cmd, action));
+};
+
+adm
+  .command("create-org")
+  .description("Create an organization")
+  .requiredOption("--name <name>", "its name")
+  .option("--plan <plan>", "free, plus, enterprise or self_hosted_enterprise", "plus")
+  .addOption(dataDirOption())
+  .action((o: { name: string; plan: string }, cmd: Command) =>
+    admin(cmd, { kind: "create-org", name: o.name, plan: o.plan }),
+  );
+
+adm
+  .command("create-workspace")
+  .description("Create a workspace (a tenant) in an organization")
+  .requiredOption("--org <id>", "the organization's id")
+  .requiredOption("--name <name>", "its name")
+  .addOption(dataDirOption())
+  .action((o: { org: string; name: string }, cmd: Command) =>
+    admin(cmd, { kind: "create-workspace", org: o.org, name: o.name }),
+  );
+
+adm
+  .command("create-key")
+  .description("Create an API key for a workspace, or (--org) an organization key; the key is printed once")
+  .option("--workspace <id>", "the workspace the key reaches")
+  .option(
+    "--org <id>",
+    "an organization key: reaches every workspace of the organization (X-Tenant-Id picks one)",
+  )
+  .addOption(dataDirOption())
+  .action((o: { workspace?: string; org?: string }, cmd: Command) =>
+    admin(cmd, { kind: "create-key", workspace: o.workspace, org: o.org }),
+  );
+
+// ---- deploy
+
+/** The options every `deploy` command takes. */
+function withCommon(cmd: Command): Command {
+  return cmd
+    .option("--api-key <key>", "API key of the control plane (or $HANGAR_API_KEY, or HANGAR_API_KEY in .env)")
+    .option("--host-url <url>", `the control plane's URL (or $HANGAR_HOST_URL; default ${DEFAULT_HOST_URL})`)
+    .option(
+      "--tenant-id <id>",
+      "the workspace, for an organization key reaching several (or $HANGAR_TENANT_ID)",
+    )
+    .option("--json", "print JSON lines instead of text");
+}
+
+/** Runs a deploy subcommand in ./deploy.ts, loaded now. */
+const deploy = async (c: import("./deploy.js").DeployCommand) => {
+  const { runDeployCommand } = await import("./deploy.js");
+  await runDeployCommand(c);
+};
+/** Options of a subcommand merged with those given to `deploy` itself (`hangar deploy --api-key k list`). */
+const merged = <T>(cmd: Command): T => cmd.optsWithGlobals() as T;
+
+const dep = withCommon(
+  program
+    .command("deploy")
+    .description(
+      "Deploy the project in the working directory to a control plane (create, or update by name), then follow it until it serves",
+    ),
+)
+  .option("--name <name>", "the deployment's name (default: the directory's name, normalized)")
+  .addOption(new Option("--deployment-type <type>", "dev or prod, for a new deployment (default dev)"))
+  .option("-c, --config <path>", "path of langgraph.json in the project", "langgraph.json")
+  .option("--no-wait", "return once the revision is queued")
+  .option("--timeout <seconds>", "how long to wait for the revision", "900")
+  .option("--image <uri>", "deploy this prebuilt image through a k8s listener (no upload, no build here)")
+  .option("--listener-id <id>", "with --image: the listener whose cluster runs it")
+  .option("--namespace <ns>", "with --image: the Kubernetes namespace (one of the listener's)")
+  .action((opts) => deploy({ sub: "deploy", opts }));
+
+withCommon(
+  dep.command("list").description("List the deployments: id, name, type, latest revision status, URL"),
+).action((_o: unknown, cmd: Command) => deploy({ sub: "list", opts: merged(cmd) }));
+
+withCommon(dep.command("logs").description("Print a deployment's deploy or build logs"))
+  .option("--name <name>", "the deployment's name (default: the directory's name, normalized)")
+  .option("--deployment-id <id>", "the deployment's id")
+  .option("--type <type>", "deploy or build", "deploy")
+  .option("--revision-id <id>", "a revision (default for build logs: the latest)")
+  .option("--level <level>", "only lines of this level: DEBUG, INFO, WARNING or ERROR")
+  .option("--limit <n>", "the last n lines", "100")
+  .option("-f, --follow", "keep printing new lines until interrupted")
+  .action((_o: unknown, cmd: Command) => deploy({ sub: "logs", opts: merged(cmd) }));
+
+withCommon(
+  dep.command("delete").description("Delete a deployment (its processes stop, its URL stops answering)"),
+)
+  .argument("<id>", "the deployment's id (or its exact name)")
+  .option("--force", "do not ask for confirmation")
+  .action((id: string, _o: unknown, cmd: Command) => deploy({ sub: "delete", id, opts: merged(cmd) }));
+
+const revisions = dep.command("revisions").description("A deployment's revisions");
+withCommon(revisions.command("list").description("List a deployment's revisions, newest first (* = serving)"))
+  .argument("<id>", "the deployment's id (or its exact name)")
+  .action((id: string, _o: unknown, cmd: Command) =>
+    deploy({ sub: "revisions list", id, opts: merged(cmd) }),
+  );
+
+// ---- listener
 
 program
   .command("listener")
@@ -72,7 +210,6 @@ program
   .option("--poll-interval <seconds>", "seconds between passes", "5")
   .option("--rollout-timeout <seconds>", "seconds a roll-out may take before the revision fails", "300")
   .action(async (opts) => {
-    // Loaded on use: the Kubernetes client takes seconds to import.
     const { runListener } = await import("./listener.js");
     process.exit(await runListener(opts));
   });

@@ -94,6 +94,13 @@ describe("hangar deploy", () => {
     mkdirSync(join(project, ".hangar"), { recursive: true });
     writeFileSync(join(project, ".hangar/data.db"), "not packed");
     writeFileSync(join(project, ".env"), "DEPLOY_TEST_SECRET=from-dotenv\n");
+    // A nested .gitignore and .git/info/exclude count too.
+    writeFileSync(join(project, "src/.gitignore"), "generated/\n");
+    mkdirSync(join(project, "src/generated"));
+    writeFileSync(join(project, "src/generated/out.js"), "not packed");
+    mkdirSync(join(project, ".git/info"), { recursive: true });
+    writeFileSync(join(project, ".git/info/exclude"), "notes.txt\n");
+    writeFileSync(join(project, "notes.txt"), "not packed");
 
     const r = await deploy(["--host-url", cp.url], { env: { HANGAR_API_KEY: KEY } });
     expect(r.stderr).toBe("");
@@ -123,7 +130,8 @@ describe("hangar deploy", () => {
     const src = join(cp.dataDir, "builds", firstRevision, "src");
     expect(existsSync(join(src, "src/chat.ts"))).toBe(true);
     expect(existsSync(join(src, "keep.log"))).toBe(true);
-    for (const f of [".env", "debug.log", "scratch", ".hangar"]) {
+    expect(existsSync(join(src, "src/.gitignore"))).toBe(true);
+    for (const f of [".env", "debug.log", "scratch", ".hangar", "src/generated", ".git", "notes.txt"]) {
       expect(existsSync(join(src, f)), f).toBe(false);
     }
 

@@ -1,16 +1,19 @@
-// End-to-end tests of `hangar dev`: config and graph loading errors, busy port, graph export kinds, env loading.
-import { spawn } from "node:child_process";
-import { writeFileSync } from "node:fs";
+// End-to-end tests of `hangar dev`: config and graph loading errors, busy port, graph export kinds, env loading,
+// and reload (rename-saves, a broken save, then its fix).
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, cleanupDir, tempDir, useHangar } from "../helpers/server.ts";
+import { BIN, ROOT, cleanupDir, noRetryClient, tempDir, useHangar } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const FIXTURES = join(ROOT, "test/fixtures");
 const PROJECT_CONFIG = join(FIXTURES, "cli-project/langgraph.json");
 const DOTENV_CONFIG = join(FIXTURES, "cli-dotenv/langgraph.json");
 const BROKEN_IMPORT_CONFIG = join(FIXTURES, "cli-broken-import/langgraph.json");
 const MISSING_EXPORT_CONFIG = join(FIXTURES, "cli-missing-export/langgraph.json");
+const RELOAD_PROJECT = join(FIXTURES, "cli-reload");
 
 const dirs: string[] = [];
 function scratch(): string {
@@ -198,5 +201,87 @@ describe("a project with env as a .env path", () => {
     const out = (await hangar.client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
     expect(out.dotenv_var).toBe("from-dotenv");
     expect(out.dict_var).toBe("unset");
+  });
+});
+
+describe("reload (hangar dev without --no-reload)", () => {
+  let project: string;
+  let dev: ChildProcess;
+  let out = "";
+  const graphFile = () => join(project, "graph.ts");
+  const original = readFileSync(join(RELOAD_PROJECT, "graph.ts"), "utf8");
+
+  /** Saves graph.ts as many editors (and `sed -i`) do: a new file renamed over the old one. */
+  function saveByRename(text: string) {
+    const tmp = join(project, ".graph.ts.swp");
+    writeFileSync(tmp, text);
+    renameSync(tmp, graphFile());
+  }
+  const withLabel = (label: string) => original.replace('const LABEL = "v1";', `const LABEL = "${label}";`);
+  /** The URL of the server the supervisor started last (each start listens on a new free port). */
+  const currentUrl = () => [...out.matchAll(/listening on (http:\/\/\S+)/g)].at(-1)?.[1];
+  /** Waits until the server started last answers `<label>:x`. */
+  const servesLabel = (label: string) =>
+    waitFor(
+      () => `the server to answer "${label}:x"; output:\n${out}`,
+      async () => {
+        const url = currentUrl();
+        if (!url) return false;
+        const res = (await noRetryClient(url).runs.wait(null, "reload", { input: { input: "x" } })) as any;
+        return res.output === `${label}:x`;
+      },
+      undefined,
+      300,
+    );
+
+  beforeAll(async () => {
+    project = scratch();
+    cpSync(RELOAD_PROJECT, project, { recursive: true });
+    symlinkSync(join(ROOT, "node_modules"), join(project, "node_modules"));
+    dev = spawn(
+      process.execPath,
+      [BIN, "dev", "--config", join(project, "langgraph.json"), "--port", "0", "--data-dir", scratch()],
+      { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] },
+    );
+    dev.stdout!.on("data", (d) => (out += d));
+    dev.stderr!.on("data", (d) => (out += d));
+    await servesLabel("v1");
+  });
+
+  afterAll(async () => {
+    if (!dev || dev.exitCode !== null) return;
+    const last = currentUrl();
+    dev.kill("SIGTERM");
+    await new Promise((res) => dev.once("exit", res));
+    // The supervisor stops its server too: the last one stops answering.
+    if (last) {
+      await waitFor(`the server at ${last} to stop`, () =>
+        fetch(`${last}/ok`).then(
+          () => false,
+          () => true,
+        ),
+      );
+    }
+  });
+
+  it("restarts on a rename-save, keeps watching after a broken save, and serves the fixed graph", async () => {
+    saveByRename(withLabel("v2"));
+    await servesLabel("v2");
+
+    // A second rename-save: the watcher still sees the file that replaced the one it first watched.
+    saveByRename(withLabel("v3"));
+    await servesLabel("v3");
+
+    // A save that does not compile: the server stops, the supervisor keeps watching.
+    const before = out.length;
+    saveByRename(`${withLabel("v4")}\nexport const broken = ;\n`);
+    await waitFor(
+      () => `the broken server to stop; output:\n${out}`,
+      () => /waiting for a change/.test(out.slice(before)),
+    );
+
+    // The fix is noticed and served.
+    saveByRename(withLabel("v5"));
+    await servesLabel("v5");
   });
 });

@@ -1,16 +1,13 @@
 // Packing a project for `hangar deploy`: the files of the project directory as a .tar.gz, minus what must
 // never leave the machine or be rebuilt there (node_modules, .env files, .git, Hangar's and the LangGraph
-// CLI's data directories) and what the root .gitignore ignores.
-//
-// The .gitignore subset understood: blank lines and `#` comments; `!` re-includes (last match wins, and as in
-// git a file under an ignored directory cannot be re-included); a trailing `/` matches directories only; a
-// leading or inner `/` anchors the pattern at the root, otherwise it matches at any depth; `*`, `?`, `[...]`
-// and `**`. Only the root .gitignore is read (not nested ones, nor .git/info/exclude).
+// CLI's data directories) and what git would ignore: .git/info/exclude, the root .gitignore and the
+// .gitignore of every folder below it (a deeper file overrides a higher one), matched by `ignore`.
 import { readdirSync, readFileSync, type Dirent } from "node:fs";
 import { join } from "node:path";
+import ignore, { type Ignore } from "ignore";
 import { create } from "tar";
 
-/** Never packed, at any depth. */
+/** Never packed, at any depth, whatever the .gitignore files say (but .env.example, which is). */
 const ALWAYS_EXCLUDED = [
   "node_modules/",
   ".git/",
@@ -21,87 +18,46 @@ const ALWAYS_EXCLUDED = [
   ".langgraph_api/",
 ];
 
-interface Rule {
-  re: RegExp;
-  negate: boolean;
-  dirOnly: boolean;
-}
-
-function globToRegExp(glob: string): string {
-  let re = "";
-  for (let i = 0; i < glob.length; i++) {
-    const c = glob[i];
-    if (c === "*") {
-      if (glob[i + 1] === "*") {
-        // `**/` any leading dirs, `/**` everything below, `**` anything
-        if (glob[i + 2] === "/") {
-          re += "(?:.*/)?";
-          i += 2;
-        } else {
-          re += ".*";
-          i += 1;
-        }
-      } else re += "[^/]*";
-    } else if (c === "?") re += "[^/]";
-    else if (c === "[") {
-      const end = glob.indexOf("]", i + 1);
-      if (end < 0) re += "\\[";
-      else {
-        re +=
-          "[" +
-          glob
-            .slice(i + 1, end)
-            .replace(/^!/, "^")
-            .replace(/\\/g, "\\\\") +
-          "]";
-        i = end;
-      }
-    } else if (c === "\\" && i + 1 < glob.length) {
-      re += glob[++i].replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-    } else re += c.replace(/[.*+?^${}()|[\]\\/]/g, "\\$&");
-  }
-  return re;
-}
-
-/** Parses .gitignore lines into rules. */
-export function parseIgnore(lines: string[]): Rule[] {
-  const rules: Rule[] = [];
-  for (let raw of lines) {
-    raw = raw.replace(/\r$/, "");
-    if (!raw.trim() || raw.startsWith("#")) continue;
-    let p = raw.replace(/(?<!\\)\s+$/, "");
-    const negate = p.startsWith("!");
-    if (negate) p = p.slice(1);
-    const dirOnly = p.endsWith("/");
-    if (dirOnly) p = p.replace(/\/+$/, "");
-    const anchored = p.includes("/");
-    p = p.replace(/^\//, "");
-    if (!p) continue;
-    const body = globToRegExp(p);
-    rules.push({ re: new RegExp(`^${anchored ? "" : "(?:.*/)?"}${body}$`), negate, dirOnly });
-  }
-  return rules;
-}
-
-/** Whether a path (relative, `/`-separated) is ignored by the rules: the last matching rule wins. */
-export function isIgnored(rules: Rule[], path: string, isDir: boolean): boolean {
-  let ignored = false;
-  for (const r of rules) {
-    if (r.dirOnly && !isDir) continue;
-    if (r.re.test(path)) ignored = !r.negate;
-  }
-  return ignored;
-}
-
-/** The files of a project to pack (relative paths, sorted), with the rules above. */
-export function projectFiles(root: string): string[] {
-  let gitignore: string[] = [];
+/** The lines of a file, or none when it cannot be read. */
+function readLines(file: string): string[] {
   try {
-    gitignore = readFileSync(join(root, ".gitignore"), "utf8").split("\n");
+    return readFileSync(file, "utf8").split(/\r?\n/);
   } catch {
-    // no .gitignore
+    return [];
   }
-  const rules = parseIgnore([...gitignore, ...ALWAYS_EXCLUDED]);
+}
+
+/**
+ * The patterns of the .gitignore of folder `dir` (relative to the root, `/`-separated), rewritten relative to
+ * the root: a pattern with a slash before its end is anchored at `dir`, any other matches at any depth below
+ * it (as globby reads nested .gitignore files).
+ */
+export function rebasePatterns(lines: string[], dir: string): string[] {
+  if (!dir) return lines;
+  const out: string[] = [];
+  for (const line of lines) {
+    if (!line.trim() || line.startsWith("#")) continue;
+    const negated = line.startsWith("!");
+    const p = negated ? line.slice(1) : line;
+    const anchored = p.replace(/\/+$/, "").includes("/");
+    out.push(`${negated ? "!" : ""}${dir}/${anchored ? p.replace(/^\//, "") : `**/${p}`}`);
+  }
+  return out;
+}
+
+/** The files of a project to pack (relative `/`-separated paths, sorted), with the rules above. */
+export function projectFiles(root: string): string[] {
+  // Case-sensitive, as git is by default on Linux.
+  const always = ignore({ ignorecase: false }).add(ALWAYS_EXCLUDED);
+  const project: Ignore = ignore({ ignorecase: false })
+    .add(readLines(join(root, ".git/info/exclude")))
+    .add(readLines(join(root, ".gitignore")));
+  const skipped = (path: string) => {
+    const r = always.test(path);
+    if (r.ignored) return true;
+    if (r.unignored) return false;
+    return project.ignores(path);
+  };
   const out: string[] = [];
   const walk = (rel: string) => {
     let entries: Dirent[];
@@ -110,11 +66,12 @@ export function projectFiles(root: string): string[] {
     } catch {
       return;
     }
+    if (rel) project.add(rebasePatterns(readLines(join(root, rel, ".gitignore")), rel));
     for (const e of entries) {
       const path = rel ? `${rel}/${e.name}` : e.name;
       const dir = e.isDirectory();
       if (!dir && !e.isFile() && !e.isSymbolicLink()) continue;
-      if (isIgnored(rules, path, dir)) continue;
+      if (skipped(dir ? `${path}/` : path)) continue;
       if (dir) walk(path);
       else out.push(path);
     }

@@ -1,0 +1,144 @@
+// The package as users get it: `npm pack` of a copy of the repository (its prepack builds dist/), the tarball
+// installed into a fresh project, where `npx hangar --version` answers and `npx hangar dev` serves a graph.
+// Slow by nature (a build and an npm install): one pack and one install per run.
+import { spawn, type ChildProcess } from "node:child_process";
+import { cpSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { join } from "node:path";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const VERSION = (JSON.parse(readFileSync(join(ROOT, "package.json"), "utf8")) as { version: string }).version;
+const work = tempDir("hangar-package-");
+const repo = join(work, "repo");
+const app = join(work, "app");
+let packed: string[] = [];
+
+/** This environment without the test runner's settings: npm's own (npm test) and HANGAR_* ones. */
+function cleanEnv(): NodeJS.ProcessEnv {
+  const env = { ...process.env };
+  for (const k of Object.keys(env)) if (/^npm_|^HANGAR_/i.test(k)) delete env[k];
+  return env;
+}
+
+/** Runs a command to its end; its output, or an error with the output when it fails. */
+function run(cmd: string, args: string[], cwd: string): Promise<{ stdout: string; stderr: string }> {
+  return new Promise((res, rej) => {
+    const proc = spawn(cmd, args, { cwd, env: cleanEnv(), stdio: ["ignore", "pipe", "pipe"] });
+    let stdout = "";
+    let stderr = "";
+    proc.stdout.on("data", (d) => (stdout += d));
+    proc.stderr.on("data", (d) => (stderr += d));
+    proc.once("error", rej);
+    proc.once("exit", (code) => {
+      if (code === 0) res({ stdout, stderr });
+      else rej(new Error(`${cmd} ${args.join(" ")} exited with ${code}:\n${stdout}\n${stderr}`));
+    });
+  });
+}
+
+beforeAll(async () => {
+  // The package is made from a copy, so its build writes the copy's dist/, never the one of this checkout.
+  for (const f of [
+    "bin",
+    "src",
+    "scripts",
+    "package.json",
+    "tsconfig.json",
+    "tsconfig.build.json",
+    "README.md",
+  ]) {
+    cpSync(join(ROOT, f), join(repo, f), { recursive: true });
+  }
+  symlinkSync(join(ROOT, "node_modules"), join(repo, "node_modules"));
+  const { stdout } = await run("npm", ["pack", "--json", "--pack-destination", work], repo);
+  const [result] = JSON.parse(stdout) as { filename: string; files: { path: string }[] }[];
+  packed = result.files.map((f) => f.path);
+
+  cpSync(join(ROOT, "test/fixtures/cli-reload/graph.ts"), join(app, "graph.ts"));
+  writeFileSync(join(app, "langgraph.json"), JSON.stringify({ graphs: { agent: "./graph.ts:graph" } }));
+  writeFileSync(
+    join(app, "package.json"),
+    JSON.stringify({
+      name: "hangar-package-test-app",
+      private: true,
+      type: "module",
+      // npm 11 warns about install scripts a project has not allowed: the SQLite driver and esbuild need theirs.
+      allowScripts: { "better-sqlite3": true, esbuild: true },
+    }),
+  );
+  await run(
+    "npm",
+    ["install", join(work, result.filename), "--no-audit", "--no-fund", "--prefer-offline"],
+    app,
+  );
+});
+
+afterAll(() => cleanupDir(work));
+
+describe("npm pack", () => {
+  it("ships bin/ and the compiled dist/ with the SQL migrations, and no sources, tests or benchmarks", () => {
+    expect(packed).toContain("bin/hangar.js");
+    expect(packed).toContain("dist/cli/main.js");
+    expect(packed).toContain("package.json");
+    const sql = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })
+      .filter((f) => f.endsWith(".sql"))
+      .map((f) => `dist/${f.split("\\").join("/")}`);
+    expect(sql.length).toBeGreaterThan(0);
+    for (const f of sql) expect(packed).toContain(f);
+    const outside = packed.filter(
+      (f) => !/^(bin|dist)\//.test(f) && !["package.json", "README.md"].includes(f),
+    );
+    expect(outside).toEqual([]);
+    expect(packed.filter((f) => /^(src|test|bench|\.ci|examples|scripts)\//.test(f))).toEqual([]);
+  });
+});
+
+describe("installed in a fresh project", () => {
+  it("npx hangar --version prints the version", async () => {
+    const { stdout } = await run("npx", ["hangar", "--version"], app);
+    expect(stdout.trim()).toBe(VERSION);
+  });
+
+  it("npx hangar dev serves the project's graph", async () => {
+    // Its own process group: npx, the shell it starts and the server stop together.
+    const dev: ChildProcess = spawn("npx", ["hangar", "dev", "--port", "0", "--no-reload"], {
+      cwd: app,
+      env: cleanEnv(),
+      stdio: ["ignore", "pipe", "pipe"],
+      detached: true,
+    });
+    let out = "";
+    dev.stdout!.on("data", (d) => (out += d));
+    dev.stderr!.on("data", (d) => (out += d));
+    const exited = new Promise((res) => dev.once("exit", res));
+    let url: string | undefined;
+    try {
+      url = await waitFor(
+        () => `hangar dev to listen; output:\n${out}`,
+        () => {
+          if (dev.exitCode !== null) throw new Error(`hangar dev exited:\n${out}`);
+          return /listening on (http:\/\/\S+)/.exec(out)?.[1];
+        },
+      );
+      const values = await noRetryClient(url).runs.wait(null, "agent", { input: { input: "hi" } });
+      expect(values).toEqual({ input: "hi", output: "v1:hi" });
+    } finally {
+      try {
+        process.kill(-dev.pid!, "SIGTERM");
+      } catch {
+        // already gone
+      }
+      await exited;
+      if (url) {
+        const stopped = url;
+        await waitFor(`the server at ${stopped} to stop`, () =>
+          fetch(`${stopped}/ok`).then(
+            () => false,
+            () => true,
+          ),
+        );
+      }
+    }
+  });
+});
