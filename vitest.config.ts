@@ -23,6 +23,7 @@ const EMBEDDED_ONLY = [
   "test/e2e/cli.test.ts",
   "test/e2e/serve.test.ts",
   "test/e2e/package.test.ts",
+  "test/e2e/logging.test.ts",
   "test/security/cp-sandbox.test.ts",
 ];
 

@@ -30,6 +30,8 @@ import { configureStreams } from "./streams/limits.js";
 import { MigrationError } from "./storage/postgres/migrate.js";
 import { openPostgresStorage } from "./storage/postgres/index.js";
 import { HangarError } from "./lib/errors.js";
+import { protectSecretEnv, rootLogger, type Logger } from "./lib/logger.js";
+import { fastifyLogging, logRequests } from "./lib/request-log.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { VERSION } from "./lib/version.js";
 import { webhookPolicy } from "./runs/net-policy.js";
@@ -58,7 +60,8 @@ export interface ServerOptions {
   synchronous?: Synchronous;
   /** Runs executing at once (default 10). */
   nJobsPerWorker?: number;
-  log?: (msg: string) => void;
+  /** Where the server logs; default the process's logger (`rootLogger()`). */
+  logger?: Logger;
 }
 
 export interface RunningServer {
@@ -87,12 +90,7 @@ function checkpointerTtl(checkpointer: CheckpointerConfig | null | undefined, sw
 }
 
 /** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
-async function withRetry<T>(
-  what: string,
-  timeoutMs: number,
-  log: (m: string) => void,
-  connect: () => Promise<T>,
-) {
+async function withRetry<T>(what: string, timeoutMs: number, log: Logger, connect: () => Promise<T>) {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     try {
@@ -102,7 +100,7 @@ async function withRetry<T>(
       if (e instanceof StartupError || Date.now() + delay > deadline) {
         throw new StartupError(`${msg} (gave up after ${Math.round(timeoutMs / 1000)} s)`);
       }
-      log(`hangar: ${msg}; retrying ${what} in ${delay / 1000} s`);
+      log.warn(`hangar: ${msg}; retrying ${what} in ${delay / 1000} s`);
       await new Promise((r) => setTimeout(r, delay));
     }
   }
@@ -140,7 +138,7 @@ async function embeddedBackend(
   dataDir: string,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
-  log: (m: string) => void,
+  log: Logger,
 ): Promise<Backend & { graphs: GraphRegistry }> {
   const storage = openSqliteStorage(dataDir, {
     synchronous: opts.synchronous ?? (env.server.sqliteSync satisfies Synchronous),
@@ -178,7 +176,7 @@ async function clusterBackend(
   cluster: ClusterBackend,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
-  log: (m: string) => void,
+  log: Logger,
 ): Promise<Backend & { graphs: GraphRegistry }> {
   const { connectTimeoutSeconds, poolSize, leaseSeconds, queuePollMs, shutdownGraceSeconds } = env.cluster;
   const connectMs = connectTimeoutSeconds * 1000;
@@ -190,6 +188,7 @@ async function clusterBackend(
       // Names this process's connections in pg_stat_activity.
       applicationName: `hangar ${cluster.mode} ${process.pid}`,
       poolSize,
+      onError: (err) => log.warn(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`),
     }).catch((e) => {
       if (e instanceof MigrationError) throw new StartupError(e.message);
       throw e;
@@ -239,10 +238,11 @@ async function clusterBackend(
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const log = opts.log ?? ((m: string) => console.error(m));
+  const log = opts.logger ?? rootLogger();
   const project = loadProjectConfig(opts.configPath);
-  for (const w of project.warnings) log(`hangar: warning: ${w}`);
+  for (const w of project.warnings) log.warn(`hangar: warning: ${w}`);
   applyEnv(project.env);
+  protectSecretEnv(); // the project's .env may bring API keys
   // Parsed once the project's env is applied (it may set HANGAR_* too); a malformed one stops the start.
   const env = useSettings(loadSettings(process.env));
   try {
@@ -265,7 +265,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const graphsFor = async (storage: Storage) => {
     const graphs = new GraphRegistry(storage.checkpointer, storage.store, log);
     await graphs.loadAll(project.graphs);
-    for (const w of graphs.warnings) log(`hangar: warning: ${w}`);
+    for (const w of graphs.warnings) log.warn(`hangar: warning: ${w}`);
     await ensureSystemAssistants(storage, graphs, assistantDefaults);
     return graphs;
   };
@@ -300,7 +300,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
           },
           log,
         )
-      : workerApp(metrics);
+      : workerApp(metrics, log);
     // Set once the schedulers exist: a successor revision starts them only when told to recover.
     const afterRecover = { run: () => {} };
     internalRoutes(app, backend, env.server.internalToken, () => afterRecover.run());
@@ -388,8 +388,9 @@ function internalRoutes(
 }
 
 /** A worker's HTTP server: health and metrics only (the API is served by api processes). */
-function workerApp(metrics: Metrics): FastifyInstance {
-  const app = Fastify({ logger: false });
+function workerApp(metrics: Metrics, log: Logger): FastifyInstance {
+  const app = Fastify(fastifyLogging(log));
+  logRequests(app, log);
   app.get("/ok", async () => ({ ok: true }));
   app.get("/metrics", async (_req, reply) =>
     reply.header("Content-Type", metrics.registry.contentType).send(await metrics.registry.metrics()),

@@ -15,7 +15,9 @@ import type { ApiContext } from "./context.js";
 import { frameworkErrorHandler, inputError, installErrorHandler, notFoundRoute } from "./errors.js";
 import { findInputProblem } from "../lib/json-limits.js";
 import { installCors } from "./cors.js";
+import type { Logger } from "../lib/logger.js";
 import { setLoopbackAddress } from "../lib/loopback.js";
+import { fastifyLogging, logRequests } from "../lib/request-log.js";
 import { uiRoutes } from "./ui.js";
 import { UserAppMount } from "./user-app.js";
 import { runRoutes } from "./runs.js";
@@ -27,8 +29,9 @@ import { threadRoutes } from "./threads.js";
 
 const BODY_LIMIT = 50 * 1024 * 1024;
 
-export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Promise<FastifyInstance> {
+export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyInstance> {
   const app = fastify({
+    ...fastifyLogging(log),
     bodyLimit: BODY_LIMIT,
     forceCloseConnections: true,
     // A URL that does not percent-decode (e.g. an encoded lone surrogate) is a 422 {detail}, not Fastify's 400.
@@ -36,6 +39,8 @@ export async function buildApp(ctx: ApiContext, log: (msg: string) => void): Pro
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  // A request the user's app hands back to Hangar's routes is logged once, as the user app's request.
+  logRequests(app, log, { skip: (req) => mount?.isForwarded(req) ?? false });
   installErrorHandler(app, log);
   ctx.metrics.instrument(app);
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.

@@ -5,6 +5,7 @@ import { hasZodFastifySchemaValidationErrors } from "fastify-type-provider-zod";
 import { invalidInput, type InvalidInputError } from "../lib/errors.js";
 import { httpStatus, replyOtherError } from "../lib/http-errors.js";
 import { describePath, type InputProblem } from "../lib/json-limits.js";
+import type { Logger } from "../lib/logger.js";
 
 // The registry's constructors the routes throw (api/ keeps its historical name for invalid input).
 export { conflict, notFound, invalidInput as unprocessable } from "../lib/errors.js";
@@ -40,7 +41,7 @@ function describeValidation(err: FastifyError): string {
     .join("; ");
 }
 
-export function installErrorHandler(app: FastifyInstance, log: (msg: string) => void): void {
+export function installErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     const status = httpStatus(err);
     if (status !== undefined) return reply.status(status).send({ detail: err.message });

@@ -9,6 +9,7 @@ import type { ReadableStream as NodeWebStream } from "node:stream/web";
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import type { AuthUser } from "../auth/auth.js";
 import { TooLargeError } from "../lib/errors.js";
+import type { Logger } from "../lib/logger.js";
 import { safeEqual } from "../lib/safe-equal.js";
 import type { UserApp } from "./http-config.js";
 
@@ -119,7 +120,7 @@ export class UserAppMount {
   constructor(
     private readonly app: FastifyInstance,
     private readonly userApp: UserApp,
-    private readonly log: (msg: string) => void,
+    private readonly log: Logger,
     private readonly bodyLimit: number,
   ) {
     if (isHonoLike(userApp)) {
@@ -179,7 +180,7 @@ export class UserAppMount {
     // Hono's HTTPException (and alike) carries its own response.
     const own = (err as { getResponse?: () => Response }).getResponse;
     if (typeof own === "function") return own.call(err);
-    this.log(`http.app: ${err.stack ?? err.message}`);
+    this.log.error({ err }, `http.app: ${err.message}`);
     return errorResponse(500, "Internal server error in http.app");
   }
 

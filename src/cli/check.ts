@@ -14,6 +14,7 @@ import {
 import { GraphLoadError, GraphRegistry } from "../graphs/registry.js";
 import { bundleUi } from "../graphs/ui-bundle.js";
 import { loadSettings, SettingsError, useSettings } from "../lib/settings.js";
+import { configureLogging, LoggerConfigError } from "../lib/logger.js";
 
 export interface CheckOptions {
   config: string;
@@ -21,6 +22,8 @@ export interface CheckOptions {
 
 export async function runCheck(opts: CheckOptions): Promise<number> {
   try {
+    // What graphs log while imported (the SDK's getLogger()) goes to stderr, beside the warnings.
+    const log = configureLogging("pretty", { fd: 2 });
     const project = loadProjectConfig(resolve(opts.config));
     for (const w of project.warnings) console.error(`hangar check: warning: ${w}`);
     applyEnv(project.env);
@@ -30,7 +33,7 @@ export async function runCheck(opts: CheckOptions): Promise<number> {
     const warnings = new Set<string>();
     for (const entry of project.graphs) {
       // One registry per graph, so each line says which graph was imported.
-      const registry = new GraphRegistry(new MemorySaver(), undefined, (line) => console.error(line));
+      const registry = new GraphRegistry(new MemorySaver(), undefined, log);
       await registry.loadAll([entry]);
       for (const w of registry.warnings) warnings.add(w);
       const spec = `${entry.file}${entry.exportName ? `:${entry.exportName}` : ""}`;

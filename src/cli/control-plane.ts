@@ -22,6 +22,8 @@ import type { CpStore } from "../control-plane/domain/types.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
 import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
 import { MigrationError } from "../lib/errors.js";
+import { rootLogger } from "../lib/logger.js";
+import { setUpLogging } from "./dev.js";
 
 /** The data directory when --data-dir is not given (named in the help, in ./main.ts). */
 const DEFAULT_DATA_DIR = ".hangar-control-plane";
@@ -135,6 +137,8 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     console.error(`hangar control-plane: invalid port "${opts.port}": expected 0-65535`);
     return 2;
   }
+  if (!setUpLogging("control-plane", "json")) return 2;
+  const log = rootLogger();
   const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
   try {
     const database = cpDatabase(env);
@@ -145,14 +149,15 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
       host: opts.host,
       port,
       publicUrl: opts.publicUrl ?? env.publicUrl,
-      log: (msg) => console.log(msg),
+      log,
       ...(opts.reconcile ? localRuntime((s) => (sandbox = s)) : {}),
     });
-    console.log(`Hangar control plane listening on ${cp.url}`);
-    console.log(`  data:   ${dataDir}`);
-    console.log(`  store:  ${database ? describeDatabase(database) : join(dataDir, "control-plane.db")}`);
-    console.log(`  docs:   ${cp.url}/docs`);
-    if (sandbox) console.log(`  sandbox: ${sandbox.describe()}`);
+    // The URL ends the message: test harnesses read it there (in JSON too).
+    log.info(`Hangar control plane listening on ${cp.url}`);
+    log.info(`data: ${dataDir}`);
+    log.info(`store: ${database ? describeDatabase(database) : join(dataDir, "control-plane.db")}`);
+    log.info(`docs: ${cp.url}/docs`);
+    if (sandbox) log.info(`sandbox: ${sandbox.describe()}`);
     let stopping = false;
     const stop = async () => {
       if (stopping) process.exit(130);
@@ -165,10 +170,10 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     return await new Promise<number>(() => {});
   } catch (e) {
     if (oneLine(e)) {
-      console.error(`hangar control-plane: ${(e as Error).message}`);
+      log.error(`hangar control-plane: ${(e as Error).message}`);
       return 1;
     }
-    console.error(`hangar control-plane: failed to start: ${(e as Error).stack ?? e}`);
+    log.error({ err: e }, `hangar control-plane: failed to start: ${(e as Error)?.message ?? e}`);
     return 1;
   }
 }

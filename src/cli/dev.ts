@@ -5,6 +5,7 @@ import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../lib/settings/project.js";
 import { SettingsError, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
+import { configureLogging, LoggerConfigError, rootLogger, type LogFormat } from "../lib/logger.js";
 import { StartupError, startServer, type ClusterBackend } from "../server.js";
 
 export interface DevOptions {
@@ -53,9 +54,22 @@ export function checkFlags(
   return { port, nJobs };
 }
 
+/** Sets up the process's logger (LOG_LEVEL, LOG_FORMAT, else `defaultFormat`); false (said why) when wrong. */
+export function setUpLogging(cmd: string, defaultFormat: LogFormat): boolean {
+  try {
+    configureLogging(defaultFormat);
+    return true;
+  } catch (e) {
+    if (!(e instanceof LoggerConfigError)) throw e;
+    console.error(`hangar ${cmd}: ${e.message}`);
+    return false;
+  }
+}
+
 export async function runDev(opts: DevOptions): Promise<number> {
   const flags = checkFlags("dev", opts, "2024");
   if (!flags) return 2;
+  if (!setUpLogging("dev", "pretty")) return 2;
   if (opts.reload) return (await import("./reload.js")).supervise(opts);
   return runServer("dev", opts, flags.port, flags.nJobs);
 }
@@ -68,7 +82,7 @@ export async function runDev(opts: DevOptions): Promise<number> {
 function keepRunningOnUnhandledRejections(): void {
   process.on("unhandledRejection", (reason) => {
     const msg = reason instanceof Error ? reason.message : String(reason);
-    console.error(`hangar: an operation failed before anyone awaited it (continuing): ${msg}`);
+    rootLogger().warn(`hangar: an operation failed before anyone awaited it (continuing): ${msg}`);
   });
 }
 
@@ -81,6 +95,7 @@ export async function runServer(
   cluster?: ClusterBackend,
 ): Promise<number> {
   keepRunningOnUnhandledRejections();
+  const log = rootLogger();
   try {
     const server = await startServer({
       configPath: resolve(opts.config),
@@ -96,14 +111,14 @@ export async function runServer(
         : cluster?.mode === "api"
           ? "Hangar Agent Server (API only)"
           : "Hangar Agent Server";
-    console.log(`${role} listening on ${server.url}`);
+    // The URL ends the message: test harnesses and the control plane read it there (in JSON too).
+    log.info(`${role} listening on ${server.url}`);
     // Tell a reloading supervisor that this child started.
     process.send?.({ hangar: "listening" });
-    console.log(`  graphs: ${server.graphs.join(", ")}`);
-    console.log(`  data:   ${server.dataDir}`);
-    console.log(`  docs:   ${server.url}/docs`);
-    if (server.recovered)
-      console.log(`  resumed ${server.recovered} run(s) left unfinished by the last process`);
+    log.info(`graphs: ${server.graphs.join(", ")}`);
+    log.info(`data: ${server.dataDir}`);
+    log.info(`docs: ${server.url}/docs`);
+    if (server.recovered) log.info(`resumed ${server.recovered} run(s) left unfinished by the last process`);
     let stopping = false;
     const stop = async () => {
       // A second signal while closing exits at once.
@@ -122,10 +137,10 @@ export async function runServer(
       e instanceof StartupError ||
       e instanceof AuthError
     ) {
-      console.error(`hangar ${cmd}: ${e.message}`);
+      log.error(`hangar ${cmd}: ${e.message}`);
       return 1;
     }
-    console.error(`hangar ${cmd}: failed to start: ${(e as Error).stack ?? e}`);
+    log.error({ err: e }, `hangar ${cmd}: failed to start: ${(e as Error)?.message ?? e}`);
     return 1;
   }
 }

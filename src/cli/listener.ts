@@ -4,6 +4,7 @@
 import type { Cluster } from "../control-plane/runtime/k8s/client.js";
 import type { ControlPlaneError } from "../control-plane/runtime/k8s/listener.js";
 import { settings } from "../lib/settings.js";
+import { configureLogging, LoggerConfigError } from "../lib/logger.js";
 
 export interface ListenerOptions {
   controlPlane?: string;
@@ -67,7 +68,14 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
     listenerReconciler,
   } = k8s;
 
-  const log = (msg: string) => console.error(`hangar listener: ${msg}`);
+  let log;
+  try {
+    // On stderr: stdout carries the YAML of --dry-run.
+    log = configureLogging("json", { fd: 2 });
+  } catch (e) {
+    if (e instanceof LoggerConfigError) return fail(e.message, 2);
+    throw e;
+  }
   let cluster: Cluster;
   if (opts.dryRun) {
     cluster = new PrintCluster((text) => process.stdout.write(text), log);
@@ -95,8 +103,8 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
       if (e instanceof ControlPlaneError && e.fatal) {
         fatal = e;
         stop.abort();
-      } else if (e instanceof ControlPlaneError) log(e.message);
-      else log(`reconcile pass failed: ${(e as Error).stack ?? e}`);
+      } else if (e instanceof ControlPlaneError) log.warn(e.message);
+      else log.error({ err: e }, "reconcile pass failed");
     },
   });
   try {
@@ -109,7 +117,7 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
       return failures ? 1 : 0;
     }
     for (const sig of ["SIGINT", "SIGTERM"] as const) process.once(sig, () => stop.abort());
-    log(`listener ${listenerId} polling ${url} every ${interval}s${opts.dryRun ? " (dry run)" : ""}`);
+    log.info(`listener ${listenerId} polling ${url} every ${interval}s${opts.dryRun ? " (dry run)" : ""}`);
     reconciler.start();
     await new Promise((resolve) => stop.signal.addEventListener("abort", resolve, { once: true }));
     await reconciler.stop();

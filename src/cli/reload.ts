@@ -5,6 +5,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { dirname, relative, resolve, sep } from "node:path";
 import { watch } from "chokidar";
 import type { DevOptions } from "./dev.js";
+import { rootLogger } from "../lib/logger.js";
 
 /** Quiet time after the last change before restarting (a save touches several files, or one file twice). */
 const DEBOUNCE_MS = 200;
@@ -49,7 +50,7 @@ export function supervise(opts: DevOptions): Promise<number> {
           void watcher.close();
           done(code || 1);
         } else if (code !== 0) {
-          console.error("hangar dev: server stopped; waiting for a change to restart");
+          rootLogger().warn("hangar dev: server stopped; waiting for a change to restart");
         }
       });
     };
@@ -57,14 +58,14 @@ export function supervise(opts: DevOptions): Promise<number> {
     watcher.on("all", (_event, path) => {
       clearTimeout(timer);
       timer = setTimeout(() => {
-        console.log(`hangar dev: ${relative(projectDir, path)} changed, restarting`);
+        rootLogger().info(`hangar dev: ${relative(projectDir, path)} changed, restarting`);
         if (running) {
           restarting = true;
           child?.kill("SIGTERM");
         } else start();
       }, DEBOUNCE_MS);
     });
-    watcher.on("error", (e) => console.error(`hangar dev: watching ${projectDir}: ${String(e)}`));
+    watcher.on("error", (e) => rootLogger().warn(`hangar dev: watching ${projectDir}: ${String(e)}`));
     const stop = () => {
       clearTimeout(timer);
       void watcher.close();

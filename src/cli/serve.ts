@@ -2,7 +2,7 @@
 // PostgreSQL + Redis, as an API process, a worker, or both (--mode); without them, on the embedded backend.
 import { settings, SettingsError, type ClusterSettings } from "../lib/settings.js";
 import type { ClusterBackend } from "../server.js";
-import { checkFlags, runServer } from "./dev.js";
+import { checkFlags, runServer, setUpLogging } from "./dev.js";
 
 export interface ServeOptions {
   config: string;
@@ -16,6 +16,7 @@ export interface ServeOptions {
 export async function runServe(opts: ServeOptions): Promise<number> {
   const flags = checkFlags("serve", opts, "8123");
   if (!flags) return 2;
+  if (!setUpLogging("serve", "json")) return 2;
   const mode = opts.mode as ClusterBackend["mode"];
   if (!["api", "worker", "all"].includes(mode)) {
     console.error(`hangar serve: --mode must be api, worker or all, not "${opts.mode}"`);

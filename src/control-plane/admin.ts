@@ -1,6 +1,7 @@
 // Tenancy administration: organizations, workspaces and API keys (the `hangar control-plane admin` commands),
 // and the bootstrap of a fresh control plane from HANGAR_CP_BOOTSTRAP_API_KEY / HANGAR_CP_BOOTSTRAP_PLAN.
 import type { ControlPlaneSettings } from "../lib/settings.js";
+import type { Logger } from "../lib/logger.js";
 import { generateApiKey } from "./http/auth.js";
 import { DEFAULT_CP_SCHEMA } from "./store/postgres.js";
 import type { ApiKey, CpStore, Organization, Plan, Workspace } from "./domain/types.js";
@@ -79,7 +80,7 @@ export async function bootstrap(
   store: CpStore,
   env: Pick<ControlPlaneSettings, "bootstrapApiKey" | "bootstrapPlan">,
   dataDir: string,
-  log: (msg: string) => void,
+  log: Logger,
   postgresSchema?: string,
 ): Promise<Workspace | null> {
   const key = env.bootstrapApiKey?.trim();
@@ -89,13 +90,13 @@ export async function bootstrap(
   return exclusive(async () => {
     if ((await store.countOrganizations()) > 0) return null;
     if (!key) {
-      log(adminHelp(dataDir, postgresSchema));
+      log.warn(adminHelp(dataDir, postgresSchema));
       return null;
     }
     const org = await store.createOrganization("default", plan);
     const ws = await store.createWorkspace(org.id, "default");
     await store.createApiKey(key, org.id, ws.id);
-    log(
+    log.info(
       `Bootstrapped organization "default" (${org.id}, plan ${plan}) with workspace "default": ${ws.id}; ` +
         "its API key is HANGAR_CP_BOOTSTRAP_API_KEY",
     );

@@ -3,6 +3,7 @@
 // wakes after every change.
 import { resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
+import { rootLogger, type Logger } from "../lib/logger.js";
 import { bootstrap } from "./admin.js";
 import { buildCpApp } from "./http/app.js";
 import type { CpContext } from "./domain/context.js";
@@ -20,7 +21,7 @@ export interface ReconcilerContext {
   /** The URL the control plane answers at (deployments are at `<publicUrl>/deployments/<id>`). */
   publicUrl: string;
   app: FastifyInstance;
-  log: (msg: string) => void;
+  log: Logger;
 }
 
 export interface ReconcilerHandle {
@@ -35,12 +36,13 @@ export interface ControlPlaneOptions {
   port: number;
   /** The URL clients use; default `http://<host>:<port>` (127.0.0.1 for a wildcard host). */
   publicUrl?: string;
-  log?: (msg: string) => void;
+  /** Where the control plane logs; default the process's logger (`rootLogger()`). */
+  log?: Logger;
   reconciler?: (ctx: ReconcilerContext) => ReconcilerHandle | Promise<ReconcilerHandle>;
   /** Routes added to the app before it listens (e.g. the deployment router). */
   extraRoutes?: (
     app: FastifyInstance,
-    ctx: { store: CpStore; dataDir: string; log: (msg: string) => void },
+    ctx: { store: CpStore; dataDir: string; log: Logger },
   ) => void | Promise<void>;
   /** Largest accepted upload; default HANGAR_CP_MAX_UPLOAD_BYTES, else 200 MB. */
   maxUploadBytes?: number;
@@ -71,7 +73,7 @@ function urlHost(host: string): string {
 }
 
 export async function startControlPlane(opts: ControlPlaneOptions): Promise<ControlPlane> {
-  const log = opts.log ?? ((msg: string) => console.log(msg));
+  const log = opts.log ?? rootLogger();
   const dataDir = resolve(opts.dataDir);
   let env: ControlPlaneSettings;
   let sourceRoots: string[];
@@ -130,7 +132,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     app: started,
     close: () =>
       (closing ??= (async () => {
-        await reconciler?.stop().catch((e) => log(`reconciler stop failed: ${(e as Error).message}`));
+        await reconciler?.stop().catch((e) => log.error({ err: e }, "reconciler stop failed"));
         await started.close();
         await store.close();
       })()),

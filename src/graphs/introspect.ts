@@ -4,6 +4,7 @@ import type { AnyGraph } from "./registry.js";
 import { runtimeSchemas } from "./schema/runtime.js";
 import type { GraphSchema, JsonSchema, StaticGraphSchemas } from "./schema/types.js";
 import { extractInWorker } from "./schema/worker.js";
+import { rootLogger, type Logger } from "../lib/logger.js";
 
 /** Nodes and edges as the official API returns them. */
 export async function drawableGraph(graph: AnyGraph, xray?: boolean | number): Promise<unknown> {
@@ -56,7 +57,7 @@ export class GraphSchemas {
 
   constructor(
     private graphs: { ids(): string[]; source(graphId: string): GraphSource | undefined },
-    private log: (msg: string) => void = (msg) => process.emitWarning(msg, "HangarSchemaWarning"),
+    private log: Logger = rootLogger(),
   ) {}
 
   private async extractAll(): Promise<Map<string, StaticGraphSchemas>> {
@@ -70,12 +71,12 @@ export class GraphSchemas {
       results.forEach((r, i) => {
         if ("ok" in r) out.set(ids[i][0], r.ok);
         else
-          this.log(
+          this.log.warn(
             `schemas of graph "${ids[i][0]}": types not extracted (${r.error}); answering channel names`,
           );
       });
     } catch (e) {
-      this.log(
+      this.log.warn(
         `schemas: TypeScript extraction failed (${(e as Error)?.message ?? String(e)}); answering channel names`,
       );
     }
@@ -91,7 +92,7 @@ export class GraphSchemas {
     try {
       return runtimeSchemas(graph);
     } catch (e) {
-      this.log(
+      this.log.warn(
         `schemas of graph "${graphId}": zod schema conversion failed: ${(e as Error)?.message ?? String(e)}`,
       );
       return undefined;

@@ -13,6 +13,7 @@ import {
   outdatedWarning,
   type LangGraphCopy,
 } from "./langgraph-copy.js";
+import { rootLogger, type Logger } from "../lib/logger.js";
 import { registerSdkLogger } from "./sdk-logger.js";
 import { ConfigError } from "../lib/errors.js";
 
@@ -100,7 +101,7 @@ export class GraphRegistry {
   constructor(
     private checkpointer: BaseCheckpointSaver,
     private store?: BaseStore,
-    private log: (line: string) => void = () => {},
+    private log: Logger = rootLogger(),
   ) {}
 
   /**

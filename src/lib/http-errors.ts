@@ -3,6 +3,7 @@
 // Only HTTP code imports this module (the import check in eslint.config.js keeps domain code out).
 import type { FastifyError, FastifyReply } from "fastify";
 import { HangarError, isConnectionLost, type ErrorCode } from "./errors.js";
+import type { Logger } from "./logger.js";
 
 /** The status of each code a request can fail with; codes not here are not a client's doing (500). */
 const STATUS: Partial<Record<ErrorCode, number>> = {
@@ -40,7 +41,7 @@ function formatBytes(n: number): string {
 export function replyOtherError(
   err: FastifyError,
   reply: FastifyReply,
-  log: (msg: string) => void,
+  log: Logger,
   internalDetail: string,
 ): FastifyReply {
   if (err.code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
@@ -55,12 +56,16 @@ export function replyOtherError(
     return reply.status(err.statusCode).send({ detail: err.message });
   }
   if (isConnectionLost(err)) {
-    log(`storage unavailable: ${err.message}`);
+    log.warn(`storage unavailable: ${err.message}`);
     return reply
       .status(503)
       .header("Retry-After", "1")
       .send({ detail: `Storage is unavailable, try again: ${err.message}` });
   }
-  log(`internal error: ${err.stack ?? err.message}`);
+  const req = reply.request;
+  log.error(
+    { err, reqId: req.id },
+    `internal error in ${req.method} ${req.url.split("?")[0]}: ${err.message}`,
+  );
   return reply.status(500).send({ detail: internalDetail });
 }

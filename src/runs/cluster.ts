@@ -7,11 +7,13 @@ import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../lib/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
+import type { Logger } from "../lib/logger.js";
 import type { Json, Run, RunStatus, Storage } from "../storage/types.js";
 import type { ClusterBroker, EventSource } from "../streams/channel.js";
 import {
   announceEnd,
   executeJob,
+  runContext,
   runFailed,
   settleThread,
   type CancelAction,
@@ -70,7 +72,7 @@ export class ClusterRunManager implements RunService {
     private queue: LeasedRunQueue,
     private graphs: GraphRegistry,
     private broker: ClusterBroker,
-    private log: (msg: string) => void,
+    private log: Logger,
     private opts: ClusterOptions,
   ) {
     this.finished = new FinishListeners(log);
@@ -90,7 +92,10 @@ export class ClusterRunManager implements RunService {
     if (!this.opts.worker) return;
     await this.broker.onSignal("wake", () => this.pump());
     const every = (ms: number, fn: () => Promise<void>) => {
-      const t = setInterval(() => void fn().catch((e) => this.log(`run queue: ${(e as Error).message}`)), ms);
+      const t = setInterval(
+        () => void fn().catch((e) => this.log.warn(`run queue: ${(e as Error).message}`)),
+        ms,
+      );
       t.unref();
       this.timers.push(t);
     };
@@ -109,6 +114,7 @@ export class ClusterRunManager implements RunService {
     const strategy = body.multitask_strategy;
     // Admitted first in line under interrupt/rollback (with after_seconds: not before then).
     const { run, current } = await admitRun(this.queue, this.storage, thread, body, assistant);
+    this.log.info(runContext(run, assistant), "run created");
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
       await this.requestCancel(current, strategy);
     }
@@ -126,6 +132,7 @@ export class ClusterRunManager implements RunService {
     // The run is recorded (with after_seconds: not before then) so a worker can take it; the worker deletes
     // the record when it ends.
     const run = await recordRun(this.storage, body, assistant);
+    this.log.info(runContext(run, assistant), "run created");
     await this.wake();
     return this.started(run);
   }
@@ -276,7 +283,7 @@ export class ClusterRunManager implements RunService {
           }
         } while (this.pumpAgain && !this.stopping);
       } catch (e) {
-        this.log(`run queue: could not take runs: ${(e as Error).message}`);
+        this.log.warn(`run queue: could not take runs: ${(e as Error).message}`);
       } finally {
         this.pumping = false;
       }
@@ -343,7 +350,7 @@ export class ClusterRunManager implements RunService {
       await this.queue
         .deleteRun(run.run_id)
         .catch((e) =>
-          this.log(`run ${run.run_id}: could not delete the stateless run: ${(e as Error).message}`),
+          this.log.warn(runContext(run), `could not delete the stateless run: ${(e as Error).message}`),
         );
     }
     const status = ex.cancelAction ? "interrupted" : result.status;
@@ -364,7 +371,7 @@ export class ClusterRunManager implements RunService {
       if (!held.has(id)) {
         // Another worker may run it now: stop without recording anything.
         if (ex.outcome || ex.released) continue;
-        this.log(`run ${id}: lease lost; stopping it here`);
+        this.log.warn({ run_id: id }, "run lease lost; stopping it here");
         ex.released = true;
         ex.controller.abort();
         continue;
@@ -378,7 +385,7 @@ export class ClusterRunManager implements RunService {
   private async sweep(): Promise<void> {
     const { requeued, failed } = await this.queue.sweepExpired(this.opts.maxAttempts);
     for (const run of failed) {
-      this.log(`run ${run.run_id} gave up after ${run.attempt} attempts`);
+      this.log.error(runContext(run, undefined, run.attempt), `run gave up after ${run.attempt} attempts`);
       const error = {
         error: "RunAttemptsExceeded",
         message: `run stopped ${run.attempt} times without finishing`,
@@ -388,7 +395,7 @@ export class ClusterRunManager implements RunService {
       this.broker.finish(run.run_id, resumable, { status: "error", output: { __error__: error }, error });
     }
     if (requeued.length) {
-      this.log(`re-queued ${requeued.length} run(s) whose worker stopped answering`);
+      this.log.warn(`re-queued ${requeued.length} run(s) whose worker stopped answering`);
       await this.wake();
     }
   }
@@ -416,7 +423,7 @@ export class ClusterRunManager implements RunService {
       left.map((e) => e.run.run_id),
     );
     if (n) {
-      this.log(`handed ${n} unfinished run(s) back to the queue`);
+      this.log.info(`handed ${n} unfinished run(s) back to the queue`);
       await this.wake();
     }
     for (const t of this.timers) clearInterval(t);

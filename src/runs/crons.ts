@@ -3,6 +3,7 @@
 import { CronExpressionParser } from "cron-parser";
 import { invalidInput } from "../lib/errors.js";
 import { RunCreateStateful } from "./schemas.js";
+import type { Logger } from "../lib/logger.js";
 import type { Cron, Storage } from "../storage/types.js";
 import type { RunService } from "./service.js";
 import { randomUUID } from "node:crypto";
@@ -39,7 +40,7 @@ export class CronScheduler {
   constructor(
     private storage: Storage,
     private runs: RunService,
-    private log: (msg: string) => void,
+    private log: Logger,
     private tickMs = 250,
   ) {}
 
@@ -69,7 +70,7 @@ export class CronScheduler {
         }
       }
     } catch (e) {
-      this.log(`cron scheduler: ${(e as Error).stack ?? e}`);
+      this.log.error({ err: e }, "cron scheduler failed");
     } finally {
       this.ticking = false;
     }
@@ -90,7 +91,10 @@ export class CronScheduler {
       if (cron.thread_id) {
         const thread = await this.storage.threads.get(cron.thread_id);
         if (!thread) {
-          this.log(`cron ${cron.cron_id}: thread ${cron.thread_id} is gone; disabling the cron`);
+          this.log.warn(
+            { cron_id: cron.cron_id, thread_id: cron.thread_id },
+            "the cron's thread is gone; disabling the cron",
+          );
           await this.storage.crons.update(cron.cron_id, { enabled: false });
           return;
         }
@@ -106,11 +110,14 @@ export class CronScheduler {
         void started.done
           .then(() => this.storage.threads.delete(threadId))
           .catch((e) =>
-            this.log(`cron ${cron.cron_id}: thread ${threadId} not deleted: ${(e as Error).message}`),
+            this.log.warn(
+              { cron_id: cron.cron_id, thread_id: threadId },
+              `cron's thread not deleted: ${(e as Error).message}`,
+            ),
           );
       }
     } catch (e) {
-      this.log(`cron ${cron.cron_id}: could not start its run: ${(e as Error).message}`);
+      this.log.warn({ cron_id: cron.cron_id }, `cron could not start its run: ${(e as Error).message}`);
     }
   }
 }

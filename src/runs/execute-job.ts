@@ -2,6 +2,7 @@
 // streams the graph's events to the run's log and its thread's log, applies a cancellation (interrupt or
 // rollback), and records the thread's final state and the run's status.
 import type { GraphRegistry } from "../graphs/registry.js";
+import type { Logger } from "../lib/logger.js";
 import type { Assistant, Json, Run, Storage, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
@@ -23,7 +24,18 @@ export interface RunDeps {
   storage: Storage;
   graphs: GraphRegistry;
   broker: Broker;
-  log: (msg: string) => void;
+  log: Logger;
+}
+
+/** The context of a run's log lines. */
+export function runContext(run: Run, assistant?: Assistant, attempt?: number): Record<string, unknown> {
+  return {
+    run_id: run.run_id,
+    thread_id: run.thread_id ?? undefined,
+    assistant_id: run.assistant_id,
+    graph_id: assistant?.graph_id,
+    attempt,
+  };
 }
 
 export interface ExecJob {
@@ -70,6 +82,9 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     channel.publish(event, data);
     threadLog?.publish(event, data);
   };
+  const log = deps.log.child(runContext(run, assistant, attempt));
+  const started = performance.now();
+  log.info("run started");
   // Exactly what the official server sends first (the thread is known from the request and Content-Location).
   publish("metadata", { run_id: run.run_id, attempt });
   // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
@@ -78,10 +93,22 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   const graph = job.stateless
     ? await graphs.getWith(assistant.graph_id, kwargs.config, undefined)
     : await graphs.get(assistant.graph_id, kwargs.config);
-  const outcome = await executeRun(graph, kwargs, run.run_id, job.signal, publish);
+  const outcome = await executeRun(graph, kwargs, run.run_id, job.signal, publish, log);
   let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
+  const finished = () => {
+    const status = job.cancelAction() ? "interrupted" : outcome.status;
+    const ms = Math.round(performance.now() - started);
+    log[status === "error" ? "warn" : "info"]({ status, ms }, `run finished: ${status}`);
+  };
   // Stopped by shutdown: the run stays "running" and is resumed later.
-  if (!threadId || job.stopping()) return { ...outcome, output };
+  if (job.stopping()) {
+    log.info("run stopped with the process; it resumes from its last checkpoint");
+    return { ...outcome, output };
+  }
+  if (!threadId) {
+    finished();
+    return { ...outcome, output };
+  }
 
   const cancelAction = job.cancelAction();
   if (cancelAction === "rollback") {
@@ -116,18 +143,19 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   });
   if (cancelAction !== "rollback") await storage.runs.setStatus(run.run_id, outcome.status);
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
+  finished();
   return { ...outcome, output };
 }
 
 /** A run that failed outside its graph (storage, loading): records the error and returns its result. */
 export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<RunResult> {
-  deps.log(`run ${run.run_id} failed outside the graph: ${(e as Error).stack ?? e}`);
+  deps.log.error({ ...runContext(run), err: e }, "run failed outside the graph");
   const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
   if (run.thread_id) {
     // Not thrown: this is already the error path, and the caller must still publish the error and end the run's
     // stream. A failed write is logged; the records keep their previous state.
     const unrecorded = (w: unknown) =>
-      deps.log(`run ${run.run_id}: could not record its failure: ${(w as Error).message}`);
+      deps.log.warn(runContext(run), `could not record the run's failure: ${(w as Error).message}`);
     await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(unrecorded);
     await deps.storage.runs.setStatus(run.run_id, "error").catch(unrecorded);
   }
@@ -172,7 +200,7 @@ export function announceEnd(deps: RunDeps, run: Run, result: RunResult, status: 
         values: result.output,
         error: result.error ?? null,
       },
-      deps.log,
+      deps.log.child(runContext(run)),
     );
   }
 }

@@ -2,6 +2,7 @@
 import { Command, Send } from "@langchain/langgraph";
 import type { AnyGraph } from "../graphs/registry.js";
 import { serializeError } from "../lib/serde.js";
+import type { Logger } from "../lib/logger.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
 
 export interface RunKwargs {
@@ -86,10 +87,12 @@ export async function executeRun(
   runId: string,
   signal: AbortSignal,
   emit: Emit,
+  log: Logger,
 ): Promise<RunOutcome> {
   const modes = new Set(kwargs.stream_mode);
   const wantsEvents = modes.has("events") || modes.has("messages");
-  const libModes = new Set<string>(["values"]);
+  // "tasks" names the node that throws: LangGraph's error carries only its task's id.
+  const libModes = new Set<string>(["values", "tasks"]);
   for (const m of modes) {
     if (m === "messages-tuple") libModes.add("messages");
     else if (m !== "events" && m !== "messages") libModes.add(m);
@@ -113,8 +116,10 @@ export async function executeRun(
   let lastValues: unknown = undefined;
   const name = (mode: string, ns: string[]) => (sub && ns.length ? `${mode}|${ns.join("|")}` : mode);
 
+  const tasks = new TaskNames();
   const handle = (ns: string[], mode: string, data: any) => {
     if (mode === "values" && ns.length === 0) lastValues = data;
+    if (mode === "tasks") tasks.see(ns, data);
     if (mode === "messages") {
       if (!modes.has("messages-tuple")) return;
       const [chunk, meta] = data as [unknown, Record<string, unknown>];
@@ -151,9 +156,38 @@ export async function executeRun(
     return { status: "success", values: lastValues };
   } catch (e) {
     if (signal.aborted) return { status: "interrupted", values: lastValues };
+    const node = tasks.failed(e);
+    const graphId = log.bindings().graph_id as string | undefined;
+    const where = `${node ? `node "${node}"` : "a node"} of graph "${graphId ?? "?"}"`;
+    log.error({ err: e, node }, `${where} threw: ${(e as Error)?.message ?? String(e)}`);
     const error = serializeError(e);
     emit("error", error);
     return { status: "error", values: lastValues, error };
+  }
+}
+
+/** The nodes running or failed, by task id (from the "tasks" stream), to name the one whose error ends a run. */
+class TaskNames {
+  private running = new Map<string, string>();
+
+  see(
+    ns: string[],
+    data: { id?: string; name?: string; result?: unknown; error?: unknown } | undefined,
+  ): void {
+    if (!data?.id || !data.name) return;
+    const name = [...ns.map((n) => n.split(":")[0]), data.name].join("/");
+    // A task that failed stays: its error reaches the stream after its result.
+    if (!("result" in data)) this.running.set(data.id, name);
+    else if (!data.error) this.running.delete(data.id);
+  }
+
+  /** The node whose task threw `e`: by the task id LangGraph sets on it, else the ones not finished. */
+  failed(e: unknown): string | undefined {
+    const id = (e as { pregelTaskId?: unknown } | null)?.pregelTaskId;
+    const named = typeof id === "string" ? this.running.get(id) : undefined;
+    if (named) return named;
+    const open = [...new Set(this.running.values())];
+    return open.length ? open.join(", ") : undefined;
   }
 }
 

@@ -5,6 +5,7 @@ import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../lib/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
+import type { Logger } from "../lib/logger.js";
 import type { Assistant, Json, Run, RunStatus, Storage } from "../storage/types.js";
 import type { Broker, EventSink, EventSource } from "../streams/channel.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
@@ -12,6 +13,7 @@ import type { RunKwargs } from "./executor.js";
 import {
   announceEnd,
   executeJob,
+  runContext,
   runFailed,
   settleThread,
   type CancelAction,
@@ -61,7 +63,7 @@ export class RunManager implements RunService {
     private storage: Storage,
     private graphs: GraphRegistry,
     private broker: Broker,
-    private log: (msg: string) => void,
+    private log: Logger,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
     this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
@@ -79,6 +81,7 @@ export class RunManager implements RunService {
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
     const { run, kwargs } = await admitRun(this.queue, this.storage, thread, body, assistant);
+    this.log.info(runContext(run, assistant), "run created");
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
     const current = this.queue.holder(threadId);
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
@@ -116,6 +119,7 @@ export class RunManager implements RunService {
       kwargs: kwargs as unknown as Json,
       multitask_strategy: "reject",
     };
+    this.log.info(runContext(run, assistant), "run created");
     const job = this.newJob(run, assistant, kwargs, true, 1, body.stream_resumable);
     this.queue.add(job, body.after_seconds ?? 0);
     return this.started(job);
@@ -317,7 +321,7 @@ export class RunManager implements RunService {
         continue;
       }
       if (run.status === "running" && run.attempt >= this.opts.maxAttempts) {
-        this.log(`run ${run.run_id} gave up after ${run.attempt} attempts`);
+        this.log.error(runContext(run, undefined, run.attempt), `run gave up after ${run.attempt} attempts`);
         await this.storage.runs.setStatus(run.run_id, "error");
         await this.storage.threads.setState(run.thread_id, {
           status: "error",

@@ -4,6 +4,7 @@ import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Json, Run } from "../storage/types.js";
 import type { EventSource } from "../streams/channel.js";
 import type { CancelAction, RunResult } from "./execute-job.js";
+import type { Logger } from "../lib/logger.js";
 
 export interface StartedRun {
   run: Run;
@@ -55,7 +56,7 @@ export type FinishListener = (status: string) => void;
 export class FinishListeners {
   private listeners = new Set<FinishListener>();
 
-  constructor(private log: (msg: string) => void) {}
+  constructor(private log: Logger) {}
 
   add(listener: FinishListener): () => void {
     this.listeners.add(listener);
@@ -67,7 +68,7 @@ export class FinishListeners {
       try {
         listener(status);
       } catch (e) {
-        this.log(`run finish listener failed: ${(e as Error).message}`);
+        this.log.error({ err: e }, "run finish listener failed");
       }
     }
   }

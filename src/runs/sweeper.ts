@@ -1,5 +1,6 @@
 // Sweeps threads whose TTL has passed: deletes them (strategy delete) or keeps only their latest
 // checkpoint (keep_latest). A thread with a run in progress waits for the next sweep.
+import type { Logger } from "../lib/logger.js";
 import type { Storage } from "../storage/types.js";
 import type { Broker } from "../streams/channel.js";
 
@@ -10,7 +11,7 @@ export class ThreadSweeper {
     private storage: Storage,
     private broker: Broker,
     private isBusy: (threadId: string) => Promise<boolean>,
-    private log: (msg: string) => void,
+    private log: Logger,
   ) {}
 
   start(intervalMs: number): void {
@@ -34,8 +35,9 @@ export class ThreadSweeper {
         else if (await this.storage.threads.delete(thread_id)) this.broker.dropThread(thread_id);
         n++;
       }
+      if (n) this.log.info(`thread sweeper: ${n} expired thread(s) swept`);
     } catch (e) {
-      this.log(`thread sweeper: ${(e as Error).message}`);
+      this.log.warn(`thread sweeper: ${(e as Error).message}`);
     }
     return n;
   }

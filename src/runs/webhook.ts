@@ -3,6 +3,7 @@
 import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { codeOf, invalidInput } from "../lib/errors.js";
+import type { Logger } from "../lib/logger.js";
 import { loopbackUrl } from "../lib/loopback.js";
 import {
   BlockedAddressError,
@@ -129,7 +130,8 @@ async function deliver(
 }
 
 /** Delivers the payload; never throws (failures are logged). */
-export async function sendWebhook(url: string, payload: unknown, log: (msg: string) => void): Promise<void> {
+export async function sendWebhook(url: string, payload: unknown, logger: Logger): Promise<void> {
+  const log = (msg: string) => logger.warn(msg);
   const body = toJson(payload);
   let policy: AddressPolicy;
   try {
@@ -156,6 +158,7 @@ export async function sendWebhook(url: string, payload: unknown, log: (msg: stri
       const status = await deliver(target, body, self, policy);
       if (status < 500) {
         if (status >= 400) log(`webhook ${url}: answered ${status}; not retried`);
+        else logger.debug({ webhook: url, status }, "webhook sent");
         return;
       }
       log(`webhook ${url}: answered ${status} (attempt ${attempt})`);

@@ -9,6 +9,7 @@
 // and fans events out; a new reader interrupts the blocked XREAD (CLIENT UNBLOCK) so it is served at once.
 import { Redis } from "ioredis";
 import { toJson } from "../lib/serde.js";
+import type { Logger } from "../lib/logger.js";
 import { streamLimits } from "./limits.js";
 import {
   serialize,
@@ -56,7 +57,7 @@ export interface RedisBrokerOptions {
   threadLogEvents?: number;
   /** Whether a run has ended (from the database): readers of a log whose end marker was lost stop. */
   runEnded: (runId: string) => Promise<boolean>;
-  log: (msg: string) => void;
+  log: Logger;
 }
 
 /** A reader of one key: its cursor and the events fanned out to it. */
@@ -75,7 +76,7 @@ interface Reader {
 
 const seqOf = (id: string): number => Number(id.slice(id.indexOf("-") + 1));
 
-function redisClient(url: string, name: string, log: (msg: string) => void, opts: object = {}): Redis {
+function redisClient(url: string, name: string, log: Logger, opts: object = {}): Redis {
   const client = new Redis(url, {
     connectionName: name,
     lazyConnect: true,
@@ -86,11 +87,11 @@ function redisClient(url: string, name: string, log: (msg: string) => void, opts
   });
   let down = false;
   client.on("error", (e: Error) => {
-    if (!down) log(`redis (${name}): ${e.message}; reconnecting`);
+    if (!down) log.warn(`redis (${name}): ${e.message}; reconnecting`);
     down = true;
   });
   client.on("ready", () => {
-    if (down) log(`redis (${name}): connected again`);
+    if (down) log.info(`redis (${name}): connected again`);
     down = false;
   });
   return client;
@@ -167,7 +168,7 @@ export class RedisBroker implements ClusterBroker {
   private publishTo(key: string, event: string, data: string, ttlMs: number, maxLen: number): void {
     this.pub
       .hangarPublish(key, this.hint(), event, data, ttlMs, maxLen)
-      .catch((e: Error) => this.opts.log(`redis: could not publish to ${key}: ${e.message}`));
+      .catch((e: Error) => this.opts.log.warn(`redis: could not publish to ${key}: ${e.message}`));
   }
 
   private sink(kind: "run" | "thread", id: string): EventSink & EventSource {

@@ -31,6 +31,7 @@ import type { Deployment, Listener, Revision } from "../../src/control-plane/dom
 import { startCp, cpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { expectValidObject, schemaErrors, wire } from "../helpers/k8s-schema.ts";
 import { BIN, ROOT, tempDir } from "../helpers/server.ts";
+import { arrayLogger } from "../helpers/logs.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures
@@ -609,7 +610,7 @@ describe("hangar listener", () => {
       client,
       cluster,
       image: "unused",
-      log: (m) => logs.push(m),
+      log: arrayLogger(logs),
       onFailure: (m) => failures.push(m),
     });
     await reconciler.once();
@@ -665,7 +666,7 @@ describe("hangar listener", () => {
     await reconciler.stop();
 
     // A new listener process applies the live revision again (nothing else), and reports no status.
-    const again = listenerReconciler({ client, cluster, image: "unused", log: (m) => logs.push(m) });
+    const again = listenerReconciler({ client, cluster, image: "unused", log: arrayLogger(logs) });
     await again.once();
     await again.stop();
     expect(applied.map(idOf)).toEqual([good.id]);
@@ -758,7 +759,7 @@ describe("K8sRuntime", () => {
     const kc = new k8s.KubeConfig();
     kc.loadFromFile(kubeconfig);
     const runtime = new K8sRuntime({
-      cluster: new KubeCluster({ kubeConfig: kc, log: () => {} }),
+      cluster: new KubeCluster({ kubeConfig: kc, log: arrayLogger([]) }),
       namespace: () => "agents",
       image: "x",
       log: () => {},
@@ -920,7 +921,7 @@ describe("hangar listener against hangar control-plane", () => {
         delete: async (id) => void removed.push(id),
       },
       image: "unused",
-      log: () => {},
+      log: arrayLogger([]),
     });
     await reconciler.once();
     expect(applied).toEqual(["Secret", "Deployment", "Service"]);

@@ -15,6 +15,7 @@ import { registerDeploymentRoutes, type DeploymentRouter } from "../../src/contr
 import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
 import type { CpStore, Deployment, Revision, RevisionStatus } from "../../src/control-plane/domain/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
+import { arrayLogger } from "../helpers/logs.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
 // at build time): these tests build from projects in the system's temp directory.
@@ -59,7 +60,7 @@ function startReconciler(): LocalReconciler {
     publicUrl: () => base,
     app,
     router,
-    log: (m) => logs.push(m),
+    log: arrayLogger(logs),
     intervalMs: 200,
     stopGraceMs: 5_000,
   });

@@ -88,7 +88,8 @@ function cpEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   for (const k of Object.keys(env)) if (k.startsWith("HANGAR_CP_")) delete env[k];
   for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
-  return { ...env, HANGAR_CP_SOURCE_ROOTS: TEST_SOURCE_ROOTS, ...extra };
+  // Pretty logs (the command's default is JSON): tests read its human lines, quotes unescaped.
+  return { ...env, LOG_FORMAT: "pretty", HANGAR_CP_SOURCE_ROOTS: TEST_SOURCE_ROOTS, ...extra };
 }
 
 /**
@@ -152,7 +153,7 @@ export async function startCp(opts: CpStartOptions = {}): Promise<CpProcess> {
   proc.stderr!.on("data", (d) => (out += d));
   const url = await new Promise<string>((res, rej) => {
     const onData = () => {
-      const m = /listening on (http:\/\/\S+)/.exec(out);
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         proc.stdout!.off("data", onData);
         res(m[1]);

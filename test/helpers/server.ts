@@ -144,7 +144,8 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
   proc.stderr!.on("data", (d) => (out += d));
   const url = await new Promise<string>((res, rej) => {
     const onData = () => {
-      const m = /listening on (http:\/\/[^\s]+)/.exec(out);
+      // The end of the line in pretty logs, of the JSON entry's "msg" with LOG_FORMAT=json (serve's default).
+      const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
       if (m) {
         proc.stdout!.off("data", onData);
         res(m[1]);

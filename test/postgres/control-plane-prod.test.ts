@@ -19,6 +19,7 @@ import type { CpStore } from "../../src/control-plane/domain/types.ts";
 import { DATABASE_URL, REDIS_URL, testRedis } from "../helpers/backend.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
+import { arrayLogger } from "../helpers/logs.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
 // at build time): this test builds from a project in the system's temp directory.
@@ -75,7 +76,7 @@ beforeAll(async () => {
     router,
     databaseUrl: DATABASE_URL,
     redisUrl: REDIS_URL,
-    log: (m) => logs.push(m),
+    log: arrayLogger(logs),
     intervalMs: 200,
     stopGraceMs: 5_000,
   });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { bootstrap } from "../../src/control-plane/admin.ts";
 import { openCpPostgresStore } from "../../src/control-plane/store/postgres.ts";
 import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 import {
   CpConflictError,
   type CpStore,
@@ -466,9 +467,9 @@ describe("CpStore on PostgreSQL only", () => {
       [1, 2, 3, 4].map(() => openCpPostgresStore({ url: DATABASE_URL, schema, dataDir, poolSize: 3 })),
     );
     try {
-      const logs: string[] = [];
       const env = { bootstrapApiKey: "same-key", bootstrapPlan: "plus" };
-      const results = await Promise.all(stores.map((s) => bootstrap(s, env, dataDir, (m) => logs.push(m))));
+      const quiet = createLogger({ level: "silent" });
+      const results = await Promise.all(stores.map((s) => bootstrap(s, env, dataDir, quiet)));
       expect(results.filter(Boolean)).toHaveLength(1);
       expect(await stores[0].countOrganizations()).toBe(1);
       const db = testPg();

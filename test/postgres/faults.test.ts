@@ -188,7 +188,7 @@ async function serve(
     `${name} to listen`,
     new Promise<string>((res, rej) => {
       const onData = () => {
-        const m = /listening on (http:\/\/\S+)/.exec(out);
+        const m = /listening on (http:\/\/[^\s"]+)/.exec(out);
         if (m) {
           proc.stdout!.off("data", onData);
           res(m[1]);

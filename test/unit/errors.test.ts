@@ -22,6 +22,7 @@ import {
   UnavailableError,
 } from "../../src/lib/errors.ts";
 import { httpStatus } from "../../src/lib/http-errors.ts";
+import { arrayLogger } from "../helpers/logs.ts";
 
 const CLASSES = [
   [NotFoundError, "not_found", 404],
@@ -105,8 +106,8 @@ describe("the HTTP answers", () => {
   });
 
   const logged: string[] = [];
-  const agent = (a: FastifyInstance) => installErrorHandler(a, (m) => logged.push(m));
-  const controlPlane = (a: FastifyInstance) => installCpErrorHandler(a, (m) => logged.push(m));
+  const agent = (a: FastifyInstance) => installErrorHandler(a, arrayLogger(logged));
+  const controlPlane = (a: FastifyInstance) => installCpErrorHandler(a, arrayLogger(logged));
 
   it.each([
     [new NotFoundError('Thread "t" not found'), 404],

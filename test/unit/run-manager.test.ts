@@ -10,6 +10,7 @@ import type { Storage } from "../../src/storage/types.ts";
 import { StreamBroker } from "../../src/streams/channel.ts";
 import { RUNS_CONFIG, Scratch, job } from "../helpers/runs.ts";
 import { cleanupDir, tempDir } from "../helpers/server.ts";
+import { createLogger } from "../../src/lib/logger.ts";
 
 type Body = Parameters<RunManager["createStateful"]>[1];
 
@@ -39,7 +40,7 @@ beforeAll(async () => {
   await graphs.loadAll(loadProjectConfig(RUNS_CONFIG).graphs);
   await ensureSystemAssistants(storage, graphs);
   broker = new StreamBroker(60_000);
-  runs = new RunManager(storage, graphs, broker, () => {});
+  runs = new RunManager(storage, graphs, broker, createLogger({ level: "silent" }));
   runs.onFinished((status) => finished.push(status));
 });
 

@@ -1,4 +1,5 @@
 // What the control plane's API and services share: the store, the data directory, the public URL, wake-ups.
+import type { Logger } from "../../lib/logger.js";
 import type { CpStore } from "./types.js";
 
 export interface CpContext {
@@ -13,5 +14,5 @@ export interface CpContext {
   maxUploadBytes: number;
   /** Directories local `repo_url`s may be under (HANGAR_CP_SOURCE_ROOTS, realpaths); none: refused. */
   sourceRoots: string[];
-  log(msg: string): void;
+  log: Logger;
 }

@@ -6,6 +6,7 @@
 // control plane's router; nothing for Kubernetes, whose Service is the stable address).
 import { KeyedLock, SingleFlight } from "../../lib/keyed-lock.js";
 import { BuildError } from "../runtime/local/builder.js";
+import type { Logger } from "../../lib/logger.js";
 import type { LogSink } from "./log-sink.js";
 import {
   FINAL_REVISION_STATUSES,
@@ -113,7 +114,8 @@ export interface ReconcilerOptions {
   runtime: Runtime;
   router: Routes;
   logs: LogSink;
-  log: (msg: string) => void;
+  /** The control plane's (or listener's) log: revision lifecycle lines with deployment_id and revision_id. */
+  log: Logger;
   /** A pass could not list the deployments (default: logged with its stack). */
   onPassError?: (e: unknown) => void;
   /** A revision failed (BUILD_FAILED, DEPLOY_FAILED), could not start again, or a deletion failed. */
@@ -219,7 +221,8 @@ export class Reconciler {
       b.attempts++;
       b.notBefore = Date.now() + Math.min(60_000, 1_000 * 2 ** (b.attempts - 1));
       this.backoff.set(inst.revisionId, b);
-      this.o.log(
+      this.o.log.warn(
+        { deployment_id: inst.deploymentId, revision_id: inst.revisionId },
         `revision ${inst.revisionId} of deployment ${inst.deploymentId} exited (${how}); restarting`,
       );
       this.wake();
@@ -242,7 +245,7 @@ export class Reconciler {
           await this.reconcileAll();
         } catch (e) {
           if (this.o.onPassError) this.o.onPassError(e);
-          else this.o.log(`reconcile pass failed: ${(e as Error).stack ?? e}`);
+          else this.o.log.error({ err: e }, "reconcile pass failed");
         }
       } while (this.again && !this.stopped);
     })().finally(() => (this.pass = null));
@@ -270,8 +273,11 @@ export class Reconciler {
     await this.o.logs.flush();
   }
 
-  private failed(message: string): void {
-    this.o.log(message);
+  private failed(
+    message: string,
+    context: { deployment_id?: string; revision_id?: string; err?: unknown },
+  ): void {
+    this.o.log.error(context, message);
     this.o.onFailure?.(message);
   }
 
@@ -291,8 +297,14 @@ export class Reconciler {
     await this.o.logs.flush();
   }
 
+  /** A line of the deployment's log, and of this process's (errors are logged by `failed`, with the reason). */
   private dlog(d: string, r: string | null, level: LogLevel, message: string): void {
     this.o.logs.write(d, r, "deploy", level, message);
+    if (level === "ERROR") return;
+    const context = { deployment_id: d, revision_id: r ?? undefined };
+    if (level === "WARNING") this.o.log.warn(context, message);
+    else if (level === "DEBUG") this.o.log.debug(context, message);
+    else this.o.log.info(context, message);
   }
 
   private withLock<T>(id: string, fn: () => Promise<T>): Promise<T> {
@@ -306,7 +318,7 @@ export class Reconciler {
       // Busy with a switch or a deletion: the next pass looks again.
       if (this.locks.busy(d.id)) continue;
       await this.withLock(d.id, () => this.reconcile(d.id)).catch((e) =>
-        this.failed(`deployment ${d.id}: ${(e as Error).stack ?? e}`),
+        this.failed(`deployment ${d.id}: ${(e as Error).message ?? e}`, { deployment_id: d.id, err: e }),
       );
     }
     // Instances of deployments the source no longer lists for this target.
@@ -327,7 +339,10 @@ export class Reconciler {
     if (d.deleted_at) {
       void this.deleting.start(id, () =>
         this.remove(d).catch((e) =>
-          this.failed(`deleting deployment ${id} failed: ${(e as Error).stack ?? e}`),
+          this.failed(`deleting deployment ${id} failed: ${(e as Error).message ?? e}`, {
+            deployment_id: id,
+            err: e,
+          }),
         ),
       );
       return;
@@ -427,7 +442,10 @@ export class Reconciler {
       b.notBefore = Date.now() + Math.min(60_000, 1_000 * 2 ** (b.attempts - 1));
       this.backoff.set(r.id, b);
       dlog("ERROR", `Could not start revision ${r.id} again: ${(e as Error).message}`);
-      this.failed(`deployment ${d.id}: could not start revision ${r.id} again: ${(e as Error).message}`);
+      this.failed(`deployment ${d.id}: could not start revision ${r.id} again: ${(e as Error).message}`, {
+        deployment_id: d.id,
+        revision_id: r.id,
+      });
     }
   }
 
@@ -439,7 +457,13 @@ export class Reconciler {
       done: Promise.resolve(),
     };
     job.done = this.rollOut(d, r, job)
-      .catch((e) => this.failed(`revision ${r.id}: ${(e as Error).stack ?? e}`))
+      .catch((e) =>
+        this.failed(`revision ${r.id}: ${(e as Error).message ?? e}`, {
+          deployment_id: d.id,
+          revision_id: r.id,
+          err: e,
+        }),
+      )
       .finally(() => {
         if (this.jobs.get(d.id) === job) this.jobs.delete(d.id);
         this.wake();
@@ -505,7 +529,10 @@ export class Reconciler {
         await this.o.logs.flush();
         await source.setRevisionStatus(d.id, r.id, "DEPLOYED");
         this.jobs.delete(d.id);
-        this.o.log(`deployment ${d.id}: revision ${r.id} deployed at ${inst.url}`);
+        this.o.log.info(
+          { deployment_id: d.id, revision_id: r.id },
+          `deployment ${d.id}: revision ${r.id} deployed at ${inst.url}`,
+        );
       });
     } catch (e) {
       if (switched) {
@@ -525,12 +552,18 @@ export class Reconciler {
       } else if (e instanceof BuildError) {
         await source.setRevisionStatus(d.id, r.id, "BUILD_FAILED", e.message);
         dlog("ERROR", `Build of revision ${r.id} failed: ${e.message}`);
-        this.failed(`deployment ${d.id}: build of revision ${r.id} failed: ${e.message}`);
+        this.failed(`deployment ${d.id}: build of revision ${r.id} failed: ${e.message}`, {
+          deployment_id: d.id,
+          revision_id: r.id,
+        });
       } else {
         const reason = e instanceof StartError ? e.message : `deploy error: ${(e as Error).message}`;
         await source.setRevisionStatus(d.id, r.id, "DEPLOY_FAILED", reason);
         dlog("ERROR", `Deploy of revision ${r.id} failed: ${reason}`);
-        this.failed(`deployment ${d.id}: deploy of revision ${r.id} failed: ${reason}`);
+        this.failed(`deployment ${d.id}: deploy of revision ${r.id} failed: ${reason}`, {
+          deployment_id: d.id,
+          revision_id: r.id,
+        });
       }
     }
   }
@@ -559,13 +592,15 @@ export class Reconciler {
           revisions.map((r) => r.id),
         );
       } catch (e) {
-        this.failed(`deployment ${d.id}: removing it failed (retried): ${(e as Error).message}`);
+        this.failed(`deployment ${d.id}: removing it failed (retried): ${(e as Error).message}`, {
+          deployment_id: d.id,
+        });
         return;
       }
       this.o.logs.forget(d.id);
       await source.purge(d.id);
       for (const r of revisions) this.backoff.delete(r.id);
-      this.o.log(`deployment ${d.id} deleted`);
+      this.o.log.info({ deployment_id: d.id }, `deployment ${d.id} deleted`);
     });
   }
 }

@@ -1,5 +1,6 @@
 // Encryption at rest of deployments' secrets (AES-256-GCM, bound to the deployment's id): the key comes from
 // HANGAR_CP_SECRET_KEY or from `<data-dir>/secret.key` (generated 0600 on first start); a wrong key is named.
+import type { Logger } from "../../lib/logger.js";
 import { createCipheriv, createDecipheriv, createHash, randomBytes, scryptSync } from "node:crypto";
 import { linkSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -105,7 +106,7 @@ export interface SecretKeyOptions {
   /** The data directory, where the key file is kept when the variable is not set. */
   dataDir?: string;
   /** Told once when a key is generated. */
-  log?: (msg: string) => void;
+  log?: Logger;
 }
 
 /**
@@ -136,7 +137,7 @@ export function loadSecretBox(opts: SecretKeyOptions = {}): SecretBox {
     try {
       linkSync(tmp, file);
       text = fresh;
-      opts.log?.(
+      opts.log?.warn(
         `No HANGAR_CP_SECRET_KEY: generated the key that encrypts deployments' secrets in ${file} (mode 0600). ` +
           "Back it up with the data, or set HANGAR_CP_SECRET_KEY to its content.",
       );

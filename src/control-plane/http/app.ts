@@ -21,6 +21,7 @@ import { listenerRoutes } from "./routes/listeners.js";
 import { logRoutes } from "./routes/logs.js";
 import { revisionRoutes } from "./routes/revisions.js";
 import { uploadPutRoute, uploadUrlRoutes } from "./routes/uploads.js";
+import { fastifyLogging, logRequests } from "../../lib/request-log.js";
 
 export const CP_VERSION: string = createRequire(import.meta.url)("../../../package.json").version;
 
@@ -106,11 +107,13 @@ export async function buildCpApp(
   extraRoutes?: (app: FastifyInstance) => void | Promise<void>,
 ): Promise<FastifyInstance> {
   const app = fastify({
+    ...fastifyLogging(ctx.log),
     forceCloseConnections: true,
     frameworkErrors: cpFrameworkErrors,
   }).withTypeProvider<ZodTypeProvider>();
   app.setValidatorCompiler(cpValidatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
+  logRequests(app, ctx.log);
   installCpErrorHandler(app, ctx.log);
 
   await app.register(swagger, {

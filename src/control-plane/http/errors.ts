@@ -2,6 +2,7 @@
 // (lib/errors.ts) as `{"detail": "<message>"}` with the status of their code, and 422 `HTTPValidationError`
 // `{"detail": [{type, loc, msg, input, ctx?}]}` for every invalid request (schema checks and the rules it
 // cannot say alike: never a 400).
+import type { Logger } from "../../lib/logger.js";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import {
   ConflictError,
@@ -48,7 +49,7 @@ export const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} 
 export const revisionNotFound = (id: string) => notFound(`Revision ID ${id} not found.`);
 export const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
 
-export function installCpErrorHandler(app: FastifyInstance, log: (msg: string) => void): void {
+export function installCpErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err: FastifyError, _req, reply) => {
     if (err instanceof CpValidationError) return reply.status(422).send({ detail: err.items });
     // Invalid input without pydantic's items still answers an HTTPValidationError (never `{detail: "..."}`).

@@ -7,6 +7,7 @@ import { fileURLToPath } from "node:url";
 import type pg from "pg";
 import { checkSchemaName, connectPool, ident, PgDb, jsonb, type Queryable } from "../../lib/db/postgres.js";
 import { migratePostgres } from "../../lib/db/postgres-migrate.js";
+import { rootLogger, type Logger } from "../../lib/logger.js";
 import { loadSecretBox, wrongKeyError, type SecretBox } from "../domain/secrets-crypto.js";
 import type { CpStore } from "../domain/types.js";
 import { cpStoreOn } from "./queries.js";
@@ -44,7 +45,7 @@ export interface CpPostgresOptions {
   /** HANGAR_CP_SECRET_KEY's value, when no secretBox is given; default this process's setting. */
   secretKey?: string;
   /** Told when a key file is generated. */
-  log?: (msg: string) => void;
+  log?: Logger;
 }
 
 /** PostgreSQL TEXT cannot hold U+0000 (SQLite can): it is dropped. */
@@ -98,7 +99,7 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
     },
     opts.onError ??
       ((err: Error) =>
-        console.error(
+        (opts.log ?? rootLogger()).warn(
           `hangar control-plane: PostgreSQL connection lost (the pool replaces it): ${err.message}`,
         )),
   );

@@ -6,6 +6,7 @@ import { fileURLToPath } from "node:url";
 import Database from "better-sqlite3";
 import { KeyedLock } from "../../lib/keyed-lock.js";
 import { migrateSqlite } from "../../lib/db/sqlite.js";
+import type { Logger } from "../../lib/logger.js";
 import { loadSecretBox, wrongKeyError, type SecretBox } from "../domain/secrets-crypto.js";
 import type { CpStore } from "../domain/types.js";
 import { cpStoreOn } from "./queries.js";
@@ -23,7 +24,7 @@ export interface CpSqliteOptions {
   /** HANGAR_CP_SECRET_KEY's value, when no secretBox is given; default this process's setting. */
   secretKey?: string;
   /** Told when a key file is generated. */
-  log?: (msg: string) => void;
+  log?: Logger;
 }
 
 /**

@@ -1,6 +1,7 @@
 // The scale-out storage: PostgreSQL holding assistants, threads, runs, crons, the long-term store and
 // LangGraph checkpoints, in one schema (several servers with different schemas may share a database).
 import pg from "pg";
+import { rootLogger } from "../../lib/logger.js";
 import type { StoreIndex } from "../store-index.js";
 import type { Storage } from "../types.js";
 import { PostgresAssistants } from "./assistants.js";
@@ -44,7 +45,7 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
   const onError =
     opts.onError ??
     ((err: Error) =>
-      console.error(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`));
+      rootLogger().warn(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`));
   const pool = await connectPool(config, onError);
   // Checkpoints commit without waiting for the WAL flush; sync() flushes before anything is acknowledged.
   const checkpointPool = new pg.Pool({ ...config, options: "-c synchronous_commit=off" });

@@ -3,6 +3,7 @@
 import type { KubeConfig, KubernetesObjectApi, V1Deployment } from "@kubernetes/client-node";
 import { k8s } from "./client-node.js";
 import { LABELS, objectNames, toYaml, type HangarObject } from "./render.js";
+import { rootLogger, type Logger } from "../../../lib/logger.js";
 
 /** Where a revision's objects go: a cluster (`KubeCluster`), or stdout for a dry run (`PrintCluster`). */
 export interface Cluster {
@@ -17,7 +18,7 @@ export interface KubeClusterOptions {
   kubeConfig?: KubeConfig;
   /** How long a rollout may take before the revision fails (ms, default 5 minutes). */
   rolloutTimeoutMs?: number;
-  log?: (msg: string) => void;
+  log?: Logger;
 }
 
 const FIELD_MANAGER = "hangar-listener";
@@ -26,7 +27,7 @@ const FIELD_MANAGER = "hangar-listener";
 export class KubeCluster implements Cluster {
   private readonly api: KubernetesObjectApi;
   private readonly rolloutTimeoutMs: number;
-  private readonly log: (msg: string) => void;
+  private readonly log: Logger;
 
   constructor(opts: KubeClusterOptions = {}) {
     let kc = opts.kubeConfig;
@@ -44,14 +45,14 @@ export class KubeCluster implements Cluster {
     }
     this.api = k8s.KubernetesObjectApi.makeApiClient(kc);
     this.rolloutTimeoutMs = opts.rolloutTimeoutMs ?? 5 * 60_000;
-    this.log = opts.log ?? ((m) => console.error(m));
+    this.log = opts.log ?? rootLogger();
   }
 
   /** Applies the objects, prunes the deployment's Deployments of another topology, waits until rolled out. */
   async apply(objects: HangarObject[], signal?: AbortSignal): Promise<void> {
     for (const o of objects) {
       await this.api.patch(o, undefined, undefined, FIELD_MANAGER, true, k8s.PatchStrategy.ServerSideApply);
-      this.log(`applied ${o.kind} ${o.metadata?.namespace}/${o.metadata?.name}`);
+      this.log.info(`applied ${o.kind} ${o.metadata?.namespace}/${o.metadata?.name}`);
     }
     const first = objects[0].metadata!;
     const deploymentId = first.labels![LABELS.deploymentId];
@@ -73,7 +74,7 @@ export class KubeCluster implements Cluster {
   private async deleteIfPresent(apiVersion: string, kind: string, name: string, namespace: string) {
     try {
       await this.api.delete({ apiVersion, kind, metadata: { name, namespace } });
-      this.log(`deleted ${kind} ${namespace}/${name}`);
+      this.log.info(`deleted ${kind} ${namespace}/${name}`);
     } catch (e) {
       if ((e as { code?: number }).code !== 404) throw e;
     }
@@ -119,7 +120,7 @@ export class KubeCluster implements Cluster {
 export class PrintCluster implements Cluster {
   constructor(
     private readonly out: (text: string) => void,
-    private readonly log: (msg: string) => void,
+    private readonly log: Logger,
   ) {}
 
   async apply(objects: HangarObject[]): Promise<void> {
@@ -127,7 +128,8 @@ export class PrintCluster implements Cluster {
   }
 
   async delete(deploymentId: string, namespace: string): Promise<void> {
-    this.log(
+    this.log.info(
+      { deployment_id: deploymentId },
       `the objects of deployment ${deploymentId} in namespace ${namespace} would be deleted (dry run)`,
     );
   }

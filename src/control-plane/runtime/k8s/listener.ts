@@ -3,6 +3,7 @@
 // to the listener, status reports, deploy logs, removals) and a `K8sRuntime`. The control plane never calls a
 // listener.
 import { LogSink } from "../../domain/log-sink.js";
+import type { Logger } from "../../../lib/logger.js";
 import {
   PENDING_REVISION_STATUSES,
   Reconciler,
@@ -245,7 +246,7 @@ export interface ListenerReconcilerOptions {
   /** PostgreSQL and Redis for `prod` deployments. */
   databaseUrl?: string;
   redisUrl?: string;
-  log: (msg: string) => void;
+  log: Logger;
   /** Period of the loop (ms). */
   intervalMs?: number;
   onPassError?: (e: unknown) => void;
@@ -255,7 +256,7 @@ export interface ListenerReconcilerOptions {
 /** The reconcile loop of a listener: the local control plane's `Reconciler` on the listener API and Kubernetes. */
 export function listenerReconciler(o: ListenerReconcilerOptions): Reconciler {
   const source = new ListenerSource(o.client, { dryRun: o.dryRun });
-  const logs = new LogSink(source, o.log);
+  const logs = new LogSink(source, (m) => o.log.warn(m));
   const runtime = new K8sRuntime({
     cluster: o.cluster,
     namespace: (d) => namespaceFor(d, source.listener),

@@ -9,6 +9,7 @@ import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import pg from "pg";
+import { describeEntry, rootLogger, type Logger } from "../../../lib/logger.js";
 import { BuildError, buildDirOf, buildRevision, existingBuild } from "./builder.js";
 import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
 import { LogSink } from "../../domain/log-sink.js";
@@ -25,6 +26,30 @@ import { tenantGate, type TenantGate } from "./sandbox-gate.js";
 import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "../../domain/types.js";
 
 export { StartError } from "../../domain/reconcile.js";
+
+const PINO_LEVELS: [number, LogLevel][] = [
+  [50, "ERROR"],
+  [40, "WARNING"],
+  [30, "INFO"],
+];
+
+/**
+ * A line of an Agent Server child (LOG_FORMAT=json): its level, and its message with context and an error's
+ * stack; a line that is not a log entry (a graph printing) as it is, at `fallback`.
+ */
+export function childEntry(raw: string, fallback: LogLevel): { line: string; level: LogLevel } {
+  if (!raw.startsWith("{")) return { line: raw, level: fallback };
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(raw) as Record<string, unknown>;
+  } catch {
+    return { line: raw, level: fallback };
+  }
+  if (typeof entry?.level !== "number" || typeof entry.msg !== "string")
+    return { line: raw, level: fallback };
+  const level = PINO_LEVELS.find(([n]) => (entry.level as number) >= n)?.[1] ?? "DEBUG";
+  return { line: describeEntry(entry), level };
+}
 
 export type RuntimeLog = (
   deploymentId: string,
@@ -136,6 +161,8 @@ export class LocalRuntime implements Runtime {
       // Beside its predecessor on the same data, it takes over unfinished runs only when told (takeOver).
       HANGAR_RECOVER_ON_START: "false",
       HANGAR_INTERNAL_TOKEN: token,
+      // Read line by line below: each entry's level and message go to the deployment's log.
+      LOG_FORMAT: "json",
     };
     if (this.onCluster(d)) {
       const names = clusterNames(d.id);
@@ -189,7 +216,8 @@ export class LocalRuntime implements Runtime {
     let announced: (url: string) => void = () => {};
     const listening = new Promise<string>((res) => (announced = res));
     const tail: string[] = [];
-    const output = (line: string, level: LogLevel) => {
+    const output = (raw: string, fallback: LogLevel) => {
+      const { line, level } = childEntry(raw, fallback);
       tail.push(line);
       if (tail.length > 20) tail.shift();
       log(level, line);
@@ -359,7 +387,8 @@ export interface LocalReconcilerContext {
   publicUrl?: string | (() => string);
   /** The control plane's app: the router's routes are added to it when `router` is not given (before listen). */
   app?: FastifyInstance;
-  log?: (msg: string) => void;
+  /** The control plane's log (default the process's logger). */
+  log?: Logger;
   /** The control plane's PostgreSQL + Redis: `prod` deployments run on them. */
   databaseUrl?: string;
   redisUrl?: string;
@@ -385,7 +414,7 @@ export interface LocalReconciler {
  * `hangar serve` children, reached through the router at `/deployments/<id>`.
  */
 export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconciler {
-  const log = ctx.log ?? ((m: string) => console.error(m));
+  const log = ctx.log ?? rootLogger();
   let router = ctx.router;
   if (!router) {
     if (!ctx.app) throw new Error("startLocalReconciler: give `router` (registered on the app) or `app`");
@@ -402,7 +431,7 @@ export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconcil
     const d = await store.getDeploymentById(id);
     return !!d && !d.deleted_at;
   });
-  const logs = new LogSink(store, (m) => log(`control plane: ${m}`));
+  const logs = new LogSink(store, (m) => log.warn(`control plane: ${m}`));
   const sandbox = ctx.sandbox ?? sandboxFor(ctx.dataDir);
   const runtime = new LocalRuntime({
     sandbox,
@@ -419,7 +448,7 @@ export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconcil
     runtime,
     router,
     logs,
-    log: (m) => log(`control plane: ${m}`),
+    log,
     intervalMs: ctx.intervalMs,
     drainMs: ctx.drainMs,
     maxConcurrentBuilds: ctx.maxConcurrentBuilds,

@@ -1,0 +1,204 @@
+// The process's one logger (pino): LOG_LEVEL and LOG_FORMAT (json, or pretty: one human line per entry),
+// child loggers for context, and secrets (credentials in URLs, secret env values, auth headers) scrubbed.
+import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
+import pretty from "pino-pretty";
+
+export type { Logger };
+
+export type LogFormat = "json" | "pretty";
+
+const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
+
+/** What replaces a secret in a log line. */
+export const REDACTED = "[redacted]";
+
+/** Values never written: secret env values and deployments' secrets (see `protectSecrets`). */
+const secrets = new Set<string>();
+
+/** Env names whose values are secrets: `..._KEY`, `..._TOKEN`, `..._SECRET`, `..._PASSWORD`, ... */
+const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+
+/** The password of a URL (`scheme://user:password@host`). */
+const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/]*:)[^\s@/]+@/gi;
+
+/** Values shorter than this are not worth hiding (and would blank common words). */
+const MIN_SECRET = 6;
+
+/** Never logs these values (a deployment's secrets, a token given at run time). */
+export function protectSecrets(values: Iterable<string | undefined>): void {
+  for (const v of values) if (v && v.length >= MIN_SECRET) secrets.add(v);
+}
+
+/** Never logs the values of `env` whose names say they are secrets (e.g. `OPENAI_API_KEY`). */
+export function protectSecretEnv(env: NodeJS.ProcessEnv = process.env): void {
+  protectSecrets(Object.entries(env).flatMap(([k, v]) => (SECRET_NAME.test(k) ? [v] : [])));
+}
+
+/** `text` without URL passwords and registered secret values. */
+export function scrub(text: string): string {
+  let out = text.includes("://") ? text.replace(URL_PASSWORD, `$1${REDACTED}@`) : text;
+  for (const s of secrets) if (out.includes(s)) out = out.split(s).join(REDACTED);
+  return out;
+}
+
+function scrubValue(v: unknown): unknown {
+  return typeof v === "string" ? scrub(v) : v;
+}
+
+/** The top-level strings of a log call's context object, scrubbed (nested objects go through `redact`). */
+function scrubObject(o: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(o)) out[k] = scrubValue(v);
+  return out;
+}
+
+/** An error as logged: type, message and stack (scrubbed), and its code when it has one. */
+function errSerializer(e: unknown): unknown {
+  const s = pino.stdSerializers.err(e as Error) as unknown as Record<string, unknown> | undefined;
+  if (!s || typeof s !== "object") return scrubValue(e);
+  return scrubObject(s);
+}
+
+/** Headers and fields that hold credentials, wherever a log call puts them. */
+const REDACT_PATHS = [
+  "headers.authorization",
+  'headers["x-api-key"]',
+  "headers.cookie",
+  'headers["set-cookie"]',
+  "req.headers.authorization",
+  'req.headers["x-api-key"]',
+  "req.headers.cookie",
+  'res.headers["set-cookie"]',
+  "password",
+  "*.password",
+  "secrets",
+  "*.secrets",
+  "env",
+  "*.env",
+];
+
+/** Fields a pretty line does not repeat: in the message already, or noise for a reader. */
+const PRETTY_OMIT = new Set([
+  "level",
+  "time",
+  "pid",
+  "hostname",
+  "msg",
+  "err",
+  "method",
+  "url",
+  "statusCode",
+  "responseTime",
+  "reqId",
+  "aborted",
+]);
+
+function prettyValue(v: unknown): string {
+  if (typeof v === "string") return /[\s"=]/.test(v) || v === "" ? JSON.stringify(v) : v;
+  return typeof v === "object" && v !== null ? JSON.stringify(v) : String(v);
+}
+
+/**
+ * An entry as one human line: the message, its context as `key=value`, and an error's stack indented below
+ * (pretty mode; and the control plane's deployment logs, for the JSON lines of their Agent Servers).
+ */
+export function describeEntry(log: Record<string, unknown>, messageKey = "msg"): string {
+  const context = Object.entries(log)
+    .filter(([k, v]) => !PRETTY_OMIT.has(k) && k !== messageKey && v !== undefined)
+    .map(([k, v]) => `${k}=${prettyValue(v)}`);
+  const line = [String(log[messageKey] ?? ""), ...context].filter(Boolean).join(" ");
+  const err = log.err as { stack?: string; message?: string } | undefined;
+  const detail = err?.stack ?? err?.message;
+  return detail ? `${line}\n    ${detail.split("\n").join("\n    ")}` : line;
+}
+
+export interface LoggerSettings {
+  level?: string;
+  format?: LogFormat;
+  /** Where lines go; default stdout (both the Agent Server's and the control plane's). */
+  destination?: DestinationStream;
+  /** The file descriptor written when no destination is given: 1 (stdout, the default) or 2 (stderr). */
+  fd?: 1 | 2;
+}
+
+/** A new root logger. */
+export function createLogger(settings: LoggerSettings = {}): Logger {
+  const options: LoggerOptions = {
+    level: settings.level ?? "info",
+    base: { pid: process.pid },
+    serializers: { err: errSerializer, error: errSerializer },
+    redact: { paths: REDACT_PATHS, censor: REDACTED },
+    hooks: {
+      logMethod(args, method) {
+        const scrubbed = args.map((a) =>
+          typeof a === "string"
+            ? scrub(a)
+            : a && typeof a === "object" && !(a instanceof Error)
+              ? scrubObject(a as Record<string, unknown>)
+              : a,
+        );
+        return method.apply(this, scrubbed as Parameters<typeof method>);
+      },
+    },
+  };
+  const destination =
+    settings.destination ??
+    (settings.format === "pretty"
+      ? pretty({
+          destination: settings.fd ?? 1,
+          sync: true,
+          translateTime: "SYS:HH:MM:ss.l",
+          ignore: "pid,hostname",
+          hideObject: true,
+          messageFormat: (log, messageKey) => describeEntry(log, messageKey),
+        })
+      : pino.destination({ dest: settings.fd ?? 1, sync: true }));
+  return pino(options, destination);
+}
+
+/** LOG_LEVEL and LOG_FORMAT of `env`; `defaultFormat` when LOG_FORMAT is unset (the command decides). */
+export function loggerSettingsFromEnv(
+  env: NodeJS.ProcessEnv,
+  defaultFormat: LogFormat,
+): { level: string; format: LogFormat } {
+  const level = (env.LOG_LEVEL || "info").toLowerCase();
+  if (!(LEVELS as readonly string[]).includes(level)) {
+    throw new LoggerConfigError(`LOG_LEVEL must be one of ${LEVELS.join(", ")}, not "${env.LOG_LEVEL}"`);
+  }
+  const format = (env.LOG_FORMAT || defaultFormat).toLowerCase();
+  if (format !== "json" && format !== "pretty") {
+    throw new LoggerConfigError(`LOG_FORMAT must be json or pretty, not "${env.LOG_FORMAT}"`);
+  }
+  return { level, format };
+}
+
+/** A wrong LOG_LEVEL or LOG_FORMAT. */
+export class LoggerConfigError extends Error {
+  override name = "LoggerConfigError";
+}
+
+let root: Logger | undefined;
+
+/**
+ * Sets up the process's logger from LOG_LEVEL and LOG_FORMAT (`defaultFormat` when unset: pretty for `dev`,
+ * json for `serve` and `control-plane`) and returns it; secret env values are protected from here on.
+ */
+export function configureLogging(
+  defaultFormat: LogFormat,
+  opts: { env?: NodeJS.ProcessEnv; fd?: 1 | 2 } = {},
+): Logger {
+  const env = opts.env ?? process.env;
+  protectSecretEnv(env);
+  root = createLogger({ ...loggerSettingsFromEnv(env, defaultFormat), fd: opts.fd });
+  return root;
+}
+
+/** The process's logger: the configured one, else JSON at LOG_LEVEL (an embedding that did not configure). */
+export function rootLogger(): Logger {
+  if (!root) {
+    protectSecretEnv();
+    const level = LEVELS.find((l) => l === process.env.LOG_LEVEL?.toLowerCase()) ?? "info";
+    root = createLogger({ level, format: "json" });
+  }
+  return root;
+}
