@@ -9,6 +9,21 @@ export type LogFormat = "json" | "pretty";
 
 const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
 
+/** Other names a LOG_LEVEL may use: Python's (the official server's) and winston's (the SDK's). */
+const LEVEL_ALIASES: Record<string, (typeof LEVELS)[number]> = {
+  critical: "fatal",
+  warning: "warn",
+  http: "debug",
+  verbose: "debug",
+  silly: "trace",
+};
+
+/** The pino level a LOG_LEVEL names (any case, aliases too); undefined when it names none. */
+function levelOf(raw: string | undefined): (typeof LEVELS)[number] | undefined {
+  const name = (raw || "info").toLowerCase();
+  return LEVELS.find((l) => l === name) ?? LEVEL_ALIASES[name];
+}
+
 /** What replaces a secret in a log line. */
 export const REDACTED = "[redacted]";
 
@@ -161,8 +176,8 @@ export function loggerSettingsFromEnv(
   env: NodeJS.ProcessEnv,
   defaultFormat: LogFormat,
 ): { level: string; format: LogFormat } {
-  const level = (env.LOG_LEVEL || "info").toLowerCase();
-  if (!(LEVELS as readonly string[]).includes(level)) {
+  const level = levelOf(env.LOG_LEVEL);
+  if (!level) {
     throw new LoggerConfigError(`LOG_LEVEL must be one of ${LEVELS.join(", ")}, not "${env.LOG_LEVEL}"`);
   }
   const format = (env.LOG_FORMAT || defaultFormat).toLowerCase();
@@ -197,7 +212,7 @@ export function configureLogging(
 export function rootLogger(): Logger {
   if (!root) {
     protectSecretEnv();
-    const level = LEVELS.find((l) => l === process.env.LOG_LEVEL?.toLowerCase()) ?? "info";
+    const level = levelOf(process.env.LOG_LEVEL) ?? "info";
     root = createLogger({ level, format: "json" });
   }
   return root;

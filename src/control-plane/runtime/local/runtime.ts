@@ -9,7 +9,7 @@ import { dirname, join } from "node:path";
 import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import pg from "pg";
-import { describeEntry, rootLogger, type Logger } from "../../../lib/logger.js";
+import { describeEntry, protectSecrets, rootLogger, type Logger } from "../../../lib/logger.js";
 import { BuildError, buildDirOf, buildRevision, existingBuild } from "./builder.js";
 import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
 import { LogSink } from "../../domain/log-sink.js";
@@ -153,6 +153,7 @@ export class LocalRuntime implements Runtime {
     if (refused) throw new StartError(refused);
     const token = randomBytes(24).toString("hex");
     const secrets = Object.fromEntries((d.secrets ?? []).map((s) => [s.name, s.value]));
+    protectSecrets(Object.values(secrets)); // this process's log never shows them either
     const args = [WATCH_PARENT, HANGAR_BIN, "serve", "--config", build.configPath, "--port", "0"];
     args.push("--host", "127.0.0.1");
     const writable: string[] = [];
