@@ -1,6 +1,7 @@
 // What `hangar dev` logs: one line per request (method, path, status, ms), a run's lifecycle, and the stack of a
 // node that throws with its graph and node names; pretty by default, one JSON object per line with
-// LOG_FORMAT=json; credentials (x-api-key, Authorization, a query string) never in the output.
+// LOG_FORMAT=json (and by default in `hangar serve`); credentials (x-api-key, Authorization, a query string)
+// never in the output.
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it, vi } from "vitest";
@@ -98,5 +99,20 @@ describe("hangar dev, LOG_FORMAT=json", () => {
     });
     expect(all.find((e) => /listening on http:\/\/127\.0\.0\.1:\d+$/.test(e.msg ?? ""))).toBeDefined();
     expectNoCredentials(hangar.server.output());
+  });
+});
+
+describe("hangar serve, JSON by default", () => {
+  const hangar = useHangar({ config: CONFIG, command: "serve", env: { LOG_FORMAT: "", LOG_LEVEL: "" } });
+
+  it("prints one JSON object per line", async () => {
+    expect((await fetch(`${hangar.server.url}/ok`)).status).toBe(200);
+    const lines = () =>
+      hangar.server
+        .output()
+        .split("\n")
+        .filter((l) => l.trim());
+    await vi.waitFor(() => expect(lines().some((l) => l.includes('"url":"/ok"'))).toBe(true));
+    for (const l of lines()) expect(JSON.parse(l)).toMatchObject({ level: expect.any(Number) });
   });
 });

@@ -61,7 +61,8 @@ function baseEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
-  return env;
+  // Pretty logs, also from `serve` (JSON by default): tests read its human lines, quotes unescaped.
+  return { ...env, LOG_FORMAT: "pretty" };
 }
 
 /** Servers of this test file still running (with their schema on postgres), and the deployments used. */
