@@ -21,8 +21,8 @@
  * Every scenario gets a fresh server per target (clean state), targets interleaved scenario by scenario.
  * Each level: warmup (not recorded), then up to N operations or a time budget, whichever comes first
  * (but at least a minimum sample count, within a hard cap). Exit code 1 if anything failed or erred.
- * The environment is passed to both servers: e.g. `LOG_LEVEL=warn` quietens the peer's per-request logging
- * (its default level is debug), which Hangar ignores.
+ * The environment is passed to both servers: e.g. `LOG_LEVEL=warn` quietens both servers' per-request logging
+ * (the peer's default level is debug, Hangar's info: one line per request).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";

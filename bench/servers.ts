@@ -210,7 +210,7 @@ async function waitListening(entry: Live, output: () => string): Promise<string>
     (async () => {
       const deadline = Date.now() + 60_000;
       while (Date.now() < deadline) {
-        const m = /listening on (http:\/\/[^\s]+)/.exec(output());
+        const m = /listening on (http:\/\/[^\s"]+)/.exec(output());
         if (m) return m[1].replace(/\/+$/, "");
         await sleep(50);
       }
