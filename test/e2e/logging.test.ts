@@ -28,7 +28,12 @@ async function exercise(hangar: HangarHandle): Promise<unknown> {
     callerOptions: { maxRetries: 0 },
   });
   const thread = await byKey.threads.create();
-  return byBearer.runs.wait(thread.thread_id, "failing", { input: { note: "go" } }).catch((e: Error) => e);
+  const answer = await byBearer.runs
+    .wait(thread.thread_id, "failing", { input: { note: "go" } })
+    .catch((e: Error) => e);
+  // A streamed run: its request line is written when the stream ends.
+  for await (const _ of byKey.runs.stream(thread.thread_id, "failing", { input: { note: "again" } }));
+  return answer;
 }
 
 function expectNoCredentials(output: string): void {
@@ -48,6 +53,9 @@ describe("hangar dev, pretty logs (the default)", () => {
       expect(out()).toMatch(/INFO: POST \/threads\/[0-9a-f-]{36}\/runs\/wait 200 [\d.]+ms/),
     );
     expect(out()).toMatch(/^\[[\d:.]+\] INFO: GET \/ok 200 \d+(\.\d+)?ms$/m);
+    await vi.waitFor(() =>
+      expect(out()).toMatch(/INFO: POST \/threads\/[0-9a-f-]{36}\/runs\/stream 200 [\d.]+ms/),
+    );
     expect(out()).toMatch(/WARN: run finished: error .*status=error ms=\d+/);
     expect(out()).not.toMatch(/incoming request/);
     // The node's exception: its names on the line, its stack (down to the function that threw) below.

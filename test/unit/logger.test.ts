@@ -1,0 +1,77 @@
+// The logger's pure parts: LOG_LEVEL and LOG_FORMAT parsing, secrets scrubbed from messages and fields, and
+// the one-line description of an entry (pretty mode, and the control plane's deployment logs).
+import { describe, expect, it } from "vitest";
+import {
+  createLogger,
+  describeEntry,
+  loggerSettingsFromEnv,
+  LoggerConfigError,
+  protectSecretEnv,
+  protectSecrets,
+  REDACTED,
+  scrub,
+} from "../../src/lib/logger.ts";
+
+/** A JSON logger whose entries are kept, parsed. */
+function captured(): { log: ReturnType<typeof createLogger>; entries: Record<string, unknown>[] } {
+  const entries: Record<string, unknown>[] = [];
+  const log = createLogger({ destination: { write: (s: string) => void entries.push(JSON.parse(s)) } });
+  return { log, entries };
+}
+
+describe("loggerSettingsFromEnv", () => {
+  it("takes the command's format by default, LOG_FORMAT and LOG_LEVEL (with aliases) when set", () => {
+    expect(loggerSettingsFromEnv({}, "pretty")).toEqual({ level: "info", format: "pretty" });
+    expect(loggerSettingsFromEnv({ LOG_FORMAT: "JSON", LOG_LEVEL: "Debug" }, "pretty")).toEqual({
+      level: "debug",
+      format: "json",
+    });
+    expect(loggerSettingsFromEnv({ LOG_LEVEL: "WARNING" }, "json").level).toBe("warn");
+    expect(loggerSettingsFromEnv({ LOG_LEVEL: "verbose" }, "json").level).toBe("debug");
+  });
+
+  it("refuses an unknown level or format, naming the variable", () => {
+    expect(() => loggerSettingsFromEnv({ LOG_LEVEL: "loud" }, "json")).toThrow(LoggerConfigError);
+    expect(() => loggerSettingsFromEnv({ LOG_FORMAT: "xml" }, "json")).toThrow(
+      /LOG_FORMAT must be json or pretty/,
+    );
+  });
+});
+
+describe("secrets", () => {
+  it("hides URL passwords, registered values and secret env values in messages, fields and errors", () => {
+    protectSecrets(["deploy-secret-1234"]);
+    protectSecretEnv({ OPENAI_API_KEY: "sk-env-secret-5678", HANGAR_REDIS_PREFIX: "hangar-prefix:" });
+    expect(scrub("postgres://user:pw-9911@db:5432/x")).toBe(`postgres://user:${REDACTED}@db:5432/x`);
+    const { log, entries } = captured();
+    log.info({ detail: "has deploy-secret-1234" }, "key sk-env-secret-5678 at redis://:pw-4242@r:6379");
+    log.error({ err: new Error("failed with deploy-secret-1234") }, "boom");
+    log.info({ headers: { authorization: "Bearer abc", "x-api-key": "k-1", cookie: "c" } }, "headers");
+    const text = JSON.stringify(entries);
+    for (const s of ["deploy-secret-1234", "sk-env-secret-5678", "pw-4242", "Bearer abc", "k-1"]) {
+      expect(text).not.toContain(s);
+    }
+    // Only variables named as secrets are hidden.
+    expect(scrub("prefix hangar-prefix:")).toBe("prefix hangar-prefix:");
+  });
+});
+
+describe("describeEntry", () => {
+  it("gives the message, the context as key=value, and an error's stack indented below", () => {
+    const line = describeEntry({
+      level: 50,
+      time: 1,
+      pid: 2,
+      msg: "node threw",
+      run_id: "r1",
+      note: "two words",
+      err: { type: "Error", message: "x", stack: "Error: x\n    at f (g.ts:1:1)" },
+    });
+    expect(line).toBe('node threw run_id=r1 note="two words"\n    Error: x\n        at f (g.ts:1:1)');
+  });
+
+  it("leaves out what a request line already says", () => {
+    const entry = { msg: "GET /ok 200 1.5ms", method: "GET", url: "/ok", statusCode: 200, responseTime: 1.5 };
+    expect(describeEntry({ ...entry, reqId: "req-1" })).toBe("GET /ok 200 1.5ms");
+  });
+});
