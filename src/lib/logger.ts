@@ -30,8 +30,8 @@ export const REDACTED = "[redacted]";
 /** Values never written: secret env values and deployments' secrets (see `protectSecrets`). */
 const secrets = new Set<string>();
 
-/** Env names whose values are secrets: `..._KEY`, `..._TOKEN`, `..._SECRET`, `..._PASSWORD`, ... */
-const SECRET_NAME = /(^|_)(API_?KEY|KEY|TOKEN|SECRET|PASSWORD|PASSWD|CREDENTIALS?)$/i;
+/** Env names whose values are secrets: `..._KEY(S)`, `..._TOKEN(S)`, `..._SECRET`, `..._PASSWORD`, ... */
+const SECRET_NAME = /(^|_)(API_?KEYS?|KEYS?|TOKENS?|SECRETS?|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
 /** The password of a URL (`scheme://user:password@host`). */
 const URL_PASSWORD = /\b([a-z][a-z0-9+.-]*:\/\/[^\s:@/]*:)[^\s@/]+@/gi;
@@ -46,7 +46,10 @@ export function protectSecrets(values: Iterable<string | undefined>): void {
 
 /** Never logs the values of `env` whose names say they are secrets (e.g. `OPENAI_API_KEY`). */
 export function protectSecretEnv(env: NodeJS.ProcessEnv = process.env): void {
-  protectSecrets(Object.entries(env).flatMap(([k, v]) => (SECRET_NAME.test(k) ? [v] : [])));
+  // A list (HANGAR_API_KEYS=a,b) hides each of its items.
+  protectSecrets(
+    Object.entries(env).flatMap(([k, v]) => (SECRET_NAME.test(k) && v ? [v, ...v.split(",")] : [])),
+  );
 }
 
 /** `text` without URL passwords and registered secret values. */

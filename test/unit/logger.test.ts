@@ -41,7 +41,12 @@ describe("loggerSettingsFromEnv", () => {
 describe("secrets", () => {
   it("hides URL passwords, registered values and secret env values in messages, fields and errors", () => {
     protectSecrets(["deploy-secret-1234"]);
-    protectSecretEnv({ OPENAI_API_KEY: "sk-env-secret-5678", HANGAR_REDIS_PREFIX: "hangar-prefix:" });
+    protectSecretEnv({
+      OPENAI_API_KEY: "sk-env-secret-5678",
+      HANGAR_API_KEYS: "list-key-one,list-key-two",
+      HANGAR_REDIS_PREFIX: "hangar-prefix:",
+    });
+    expect(scrub("sent list-key-two")).toBe(`sent ${REDACTED}`);
     expect(scrub("postgres://user:pw-9911@db:5432/x")).toBe(`postgres://user:${REDACTED}@db:5432/x`);
     const { log, entries } = captured();
     log.info({ detail: "has deploy-secret-1234" }, "key sk-env-secret-5678 at redis://:pw-4242@r:6379");
