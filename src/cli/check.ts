@@ -14,7 +14,7 @@ import {
 import { GraphLoadError, GraphRegistry } from "../graphs/registry.js";
 import { bundleUi } from "../graphs/ui-bundle.js";
 import { loadSettings, SettingsError, useSettings } from "../lib/settings.js";
-import { configureLogging, LoggerConfigError } from "../lib/logger.js";
+import { configureLogging } from "../lib/logger.js";
 
 export interface CheckOptions {
   config: string;

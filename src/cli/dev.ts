@@ -5,7 +5,7 @@ import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../lib/settings/project.js";
 import { SettingsError, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
-import { configureLogging, LoggerConfigError, rootLogger, type LogFormat } from "../lib/logger.js";
+import { configureLogging, rootLogger, type LogFormat } from "../lib/logger.js";
 import { StartupError, startServer, type ClusterBackend } from "../server.js";
 
 export interface DevOptions {
@@ -60,7 +60,7 @@ export function setUpLogging(cmd: string, defaultFormat: LogFormat): boolean {
     configureLogging(defaultFormat);
     return true;
   } catch (e) {
-    if (!(e instanceof LoggerConfigError)) throw e;
+    if (!(e instanceof SettingsError)) throw e;
     console.error(`hangar ${cmd}: ${e.message}`);
     return false;
   }

@@ -3,8 +3,8 @@
 // and reports nothing.
 import type { Cluster } from "../control-plane/runtime/k8s/client.js";
 import type { ControlPlaneError } from "../control-plane/runtime/k8s/listener.js";
-import { settings } from "../lib/settings.js";
-import { configureLogging, LoggerConfigError } from "../lib/logger.js";
+import { configureLogging } from "../lib/logger.js";
+import { settings, SettingsError } from "../lib/settings.js";
 
 export interface ListenerOptions {
   controlPlane?: string;
@@ -73,7 +73,7 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
     // On stderr: stdout carries the YAML of --dry-run.
     log = configureLogging("json", { fd: 2 });
   } catch (e) {
-    if (e instanceof LoggerConfigError) return fail(e.message, 2);
+    if (e instanceof SettingsError) return fail(e.message, 2);
     throw e;
   }
   let cluster: Cluster;

@@ -2,27 +2,11 @@
 // child loggers for context, and secrets (credentials in URLs, secret env values, auth headers) scrubbed.
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
 import pretty from "pino-pretty";
+import { envVars, settings, type Env, type Settings } from "./settings.js";
 
 export type { Logger };
 
-export type LogFormat = "json" | "pretty";
-
-const LEVELS = ["fatal", "error", "warn", "info", "debug", "trace", "silent"] as const;
-
-/** Other names a LOG_LEVEL may use: Python's (the official server's) and winston's (the SDK's). */
-const LEVEL_ALIASES: Record<string, (typeof LEVELS)[number]> = {
-  critical: "fatal",
-  warning: "warn",
-  http: "debug",
-  verbose: "debug",
-  silly: "trace",
-};
-
-/** The pino level a LOG_LEVEL names (any case, aliases too); undefined when it names none. */
-function levelOf(raw: string | undefined): (typeof LEVELS)[number] | undefined {
-  const name = (raw || "info").toLowerCase();
-  return LEVELS.find((l) => l === name) ?? LEVEL_ALIASES[name];
-}
+export type LogFormat = NonNullable<Settings["logging"]["format"]>;
 
 /** What replaces a secret in a log line. */
 export const REDACTED = "[redacted]";
@@ -30,7 +14,10 @@ export const REDACTED = "[redacted]";
 /** Values never written: secret env values and deployments' secrets (see `protectSecrets`). */
 const secrets = new Set<string>();
 
-/** Env names whose values are secrets: `..._KEY(S)`, `..._TOKEN(S)`, `..._SECRET`, `..._PASSWORD`, ... */
+/**
+ * Env names whose values are secrets, beyond Hangar's own (declared `secret` in settings.ts): a project's
+ * `..._KEY(S)`, `..._TOKEN(S)`, `..._SECRET`, `..._PASSWORD`, ... (e.g. `OPENAI_API_KEY` from its `.env`).
+ */
 const SECRET_NAME = /(^|_)(API_?KEYS?|KEYS?|TOKENS?|SECRETS?|PASSWORD|PASSWD|CREDENTIALS?)$/i;
 
 /** The password of a URL (`scheme://user:password@host`). */
@@ -44,11 +31,26 @@ export function protectSecrets(values: Iterable<string | undefined>): void {
   for (const v of values) if (v && v.length >= MIN_SECRET) secrets.add(v);
 }
 
-/** Never logs the values of `env` whose names say they are secrets (e.g. `OPENAI_API_KEY`). */
-export function protectSecretEnv(env: NodeJS.ProcessEnv = process.env): void {
-  // A list (HANGAR_API_KEYS=a,b) hides each of its items.
+/** What of a secret env value to hide: a URL's password (the rest names a server), or the value (each item of a list). */
+function secretParts(value: string): string[] {
+  if (/^[a-z][a-z0-9+.-]*:\/\//i.test(value)) {
+    try {
+      const { password } = new URL(value);
+      return password ? [password, decodeURIComponent(password)] : [];
+    } catch {
+      return [value];
+    }
+  }
+  return [value, ...value.split(",")];
+}
+
+/** Never logs the values of `env` that Hangar declares secret or whose names say so (e.g. `OPENAI_API_KEY`). */
+export function protectSecretEnv(env: Env = process.env): void {
+  const declared = new Set(envVars().flatMap(({ v }) => (v.secret ? [v.name] : [])));
   protectSecrets(
-    Object.entries(env).flatMap(([k, v]) => (SECRET_NAME.test(k) && v ? [v, ...v.split(",")] : [])),
+    Object.entries(env).flatMap(([k, v]) =>
+      (declared.has(k) || SECRET_NAME.test(k)) && v ? secretParts(v) : [],
+    ),
   );
 }
 
@@ -174,40 +176,20 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
   return pino(options, destination);
 }
 
-/** LOG_LEVEL and LOG_FORMAT of `env`; `defaultFormat` when LOG_FORMAT is unset (the command decides). */
-export function loggerSettingsFromEnv(
-  env: NodeJS.ProcessEnv,
-  defaultFormat: LogFormat,
-): { level: string; format: LogFormat } {
-  const level = levelOf(env.LOG_LEVEL);
-  if (!level) {
-    throw new LoggerConfigError(`LOG_LEVEL must be one of ${LEVELS.join(", ")}, not "${env.LOG_LEVEL}"`);
-  }
-  const format = (env.LOG_FORMAT || defaultFormat).toLowerCase();
-  if (format !== "json" && format !== "pretty") {
-    throw new LoggerConfigError(`LOG_FORMAT must be json or pretty, not "${env.LOG_FORMAT}"`);
-  }
-  return { level, format };
-}
-
-/** A wrong LOG_LEVEL or LOG_FORMAT. */
-export class LoggerConfigError extends Error {
-  override name = "LoggerConfigError";
-}
-
 let root: Logger | undefined;
 
 /**
  * Sets up the process's logger from LOG_LEVEL and LOG_FORMAT (`defaultFormat` when unset: pretty for `dev`,
- * json for `serve` and `control-plane`) and returns it; secret env values are protected from here on.
+ * json for `serve` and `control-plane`) and returns it; secret env values are protected from here on. A
+ * malformed variable throws the settings' SettingsError, naming it.
  */
 export function configureLogging(
   defaultFormat: LogFormat,
-  opts: { env?: NodeJS.ProcessEnv; fd?: 1 | 2 } = {},
+  opts: { logging?: Settings["logging"]; fd?: 1 | 2 } = {},
 ): Logger {
-  const env = opts.env ?? process.env;
-  protectSecretEnv(env);
-  root = createLogger({ ...loggerSettingsFromEnv(env, defaultFormat), fd: opts.fd });
+  const { level, format } = opts.logging ?? settings().logging;
+  protectSecretEnv();
+  root = createLogger({ level, format: format ?? defaultFormat, fd: opts.fd });
   return root;
 }
 
@@ -215,7 +197,12 @@ export function configureLogging(
 export function rootLogger(): Logger {
   if (!root) {
     protectSecretEnv();
-    const level = levelOf(process.env.LOG_LEVEL) ?? "info";
+    let level = "info";
+    try {
+      level = settings().logging.level;
+    } catch {
+      // A malformed LOG_LEVEL: the command that reads it says so; here, the default.
+    }
     root = createLogger({ level, format: "json" });
   }
   return root;

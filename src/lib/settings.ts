@@ -309,7 +309,7 @@ const LOGGING = {
   format: envVar("LOG_FORMAT", oneOf(["json", "pretty"] as const), {
     doc: "`json`: one JSON object per line; `pretty`: for people",
     type: "`json` or `pretty`",
-    shownDefault: "`pretty` in `dev`, `json` in `serve` and `control-plane`",
+    shownDefault: "`pretty` for `dev` and `check`; `json` in other commands",
   }),
 };
 

@@ -1,16 +1,16 @@
-// The logger's pure parts: LOG_LEVEL and LOG_FORMAT parsing, secrets scrubbed from messages and fields, and
-// the one-line description of an entry (pretty mode, and the control plane's deployment logs).
+// The logger's pure parts: LOG_LEVEL and LOG_FORMAT (read through the settings), secrets scrubbed from messages
+// and fields, and the one-line description of an entry (pretty mode, and the control plane's deployment logs).
 import { describe, expect, it } from "vitest";
 import {
+  configureLogging,
   createLogger,
   describeEntry,
-  loggerSettingsFromEnv,
-  LoggerConfigError,
   protectSecretEnv,
   protectSecrets,
   REDACTED,
   scrub,
 } from "../../src/lib/logger.ts";
+import { loadSettings } from "../../src/lib/settings.ts";
 
 /** A JSON logger whose entries are kept, parsed. */
 function captured(): { log: ReturnType<typeof createLogger>; entries: Record<string, unknown>[] } {
@@ -19,22 +19,12 @@ function captured(): { log: ReturnType<typeof createLogger>; entries: Record<str
   return { log, entries };
 }
 
-describe("loggerSettingsFromEnv", () => {
-  it("takes the command's format by default, LOG_FORMAT and LOG_LEVEL (with aliases) when set", () => {
-    expect(loggerSettingsFromEnv({}, "pretty")).toEqual({ level: "info", format: "pretty" });
-    expect(loggerSettingsFromEnv({ LOG_FORMAT: "JSON", LOG_LEVEL: "Debug" }, "pretty")).toEqual({
-      level: "debug",
-      format: "json",
-    });
-    expect(loggerSettingsFromEnv({ LOG_LEVEL: "WARNING" }, "json").level).toBe("warn");
-    expect(loggerSettingsFromEnv({ LOG_LEVEL: "verbose" }, "json").level).toBe("debug");
-  });
-
-  it("refuses an unknown level or format, naming the variable", () => {
-    expect(() => loggerSettingsFromEnv({ LOG_LEVEL: "loud" }, "json")).toThrow(LoggerConfigError);
-    expect(() => loggerSettingsFromEnv({ LOG_FORMAT: "xml" }, "json")).toThrow(
-      /LOG_FORMAT must be json or pretty/,
-    );
+describe("configureLogging", () => {
+  it("takes LOG_LEVEL, and LOG_FORMAT or else the command's default", () => {
+    const log = configureLogging("pretty", { logging: loadSettings({ LOG_LEVEL: "Debug" }).logging });
+    expect(log.level).toBe("debug");
+    expect(loadSettings({ LOG_FORMAT: "JSON" }).logging.format).toBe("json");
+    expect(() => loadSettings({ LOG_LEVEL: "loud" }).logging).toThrow(/LOG_LEVEL/);
   });
 });
 
@@ -45,7 +35,12 @@ describe("secrets", () => {
       OPENAI_API_KEY: "sk-env-secret-5678",
       HANGAR_API_KEYS: "list-key-one,list-key-two",
       HANGAR_REDIS_PREFIX: "hangar-prefix:",
+      DATABASE_URL: "postgres://app:db-pass-3141@db.internal:5432/app",
+      REDIS_URL: "redis://cache.internal:6379",
     });
+    // A URL's password is hidden wherever it shows; the server it names is not a secret.
+    expect(scrub("password db-pass-3141")).toBe(`password ${REDACTED}`);
+    expect(scrub("redis://cache.internal:6379 is down")).toBe("redis://cache.internal:6379 is down");
     expect(scrub("sent list-key-two")).toBe(`sent ${REDACTED}`);
     expect(scrub("postgres://user:pw-9911@db:5432/x")).toBe(`postgres://user:${REDACTED}@db:5432/x`);
     const { log, entries } = captured();
