@@ -57,7 +57,6 @@ function startReconciler(): LocalReconciler {
     store,
     dataDir: cpDir,
     publicUrl: () => base,
-    app,
     router,
     log: (m) => logs.push(m),
     intervalMs: 200,

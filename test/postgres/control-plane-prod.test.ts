@@ -71,7 +71,6 @@ beforeAll(async () => {
   reconciler = startLocalReconciler({
     store,
     dataDir: cpDir,
-    app,
     router,
     databaseUrl: DATABASE_URL,
     redisUrl: REDIS_URL,
