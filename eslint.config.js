@@ -1,5 +1,6 @@
 // Lint configuration: recommended JS and TypeScript rules over the whole package, and the import check that
 // keeps the layers of src/ importing downward only (README "Layout").
+import { posix } from "node:path";
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
@@ -28,6 +29,19 @@ const EXTRA = {
   storage: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
 };
 
+/**
+ * The parts of src/control-plane, top to bottom, under the same rule (a part imports only from the parts below
+ * it). `dirs` are paths below src/control-plane; "server" and "admin" are its files server.ts and admin.ts. The
+ * two runtimes are one layer whose folders never import each other (what both need lives in domain/).
+ */
+const CP_LAYERS = [
+  { name: "control-plane/server.ts, admin.ts", dirs: ["server", "admin"], files: true },
+  { name: "control-plane/http", dirs: ["http"] },
+  { name: "control-plane/runtime", dirs: ["runtime/local", "runtime/k8s"], apart: true },
+  { name: "control-plane/store", dirs: ["store"] },
+  { name: "control-plane/domain", dirs: ["domain"] },
+];
+
 const MAX_DEPTH = 6;
 const escape = (s) => s.replace(/[.*+?^${}()|[\]\\]/g, "\\$&");
 
@@ -45,6 +59,51 @@ function reaching(dirs, depth) {
 function filesAt(dirs, depth) {
   if (depth === 0) return dirs.includes("server") ? ["src/server.ts"] : [];
   return dirs.filter((d) => d !== "server").map((d) => `src/${d}/${"*/".repeat(depth - 1)}*.ts`);
+}
+
+/**
+ * Regexes matching an import specifier, written from a file `extra` folders below src/control-plane/`from`, that
+ * reaches src/control-plane/`to`: the shortest relative path ("../k8s/x.js" from runtime/local) and the one up
+ * to src/control-plane and down again ("../../runtime/k8s/x.js").
+ */
+function reachingPart(from, extra, to) {
+  const up = "(?:\\.\\./)".repeat(extra);
+  const short = posix.relative(from, to);
+  const viaRoot = `${"../".repeat(from.split("/").length)}${to}`;
+  const paths = [...new Set([short, viaRoot])].map(escape).join("|");
+  return `^${up}(?:${paths})(?:/|\\.[jt]s$|$)`;
+}
+
+/**
+ * Blocks for the parts of src/control-plane at `depth` folders below src/, each repeating `common` (the rules of
+ * the control-plane layer as a whole at that depth: a later block replaces an earlier one's options).
+ */
+function controlPlaneRules(depth, common) {
+  const blocks = [];
+  CP_LAYERS.forEach((layer, i) => {
+    if (layer.files) return; // the top: may import every part
+    const above = CP_LAYERS.slice(0, i).flatMap((l) => l.dirs.map((dir) => ({ dir, layer: l.name })));
+    for (const from of layer.dirs) {
+      const extra = depth - 1 - from.split("/").length;
+      if (extra < 0) continue;
+      const forbidden = above.map(({ dir, layer: over }) => ({
+        regex: reachingPart(from, extra, dir),
+        message: `${layer.name} must not import ${over} (a part above it): move what both need below both.`,
+      }));
+      if (layer.apart) {
+        for (const sibling of layer.dirs.filter((d) => d !== from)) {
+          forbidden.push({
+            regex: reachingPart(from, extra, sibling),
+            message: `control-plane/${from} must not import control-plane/${sibling}: share the common part in domain/.`,
+          });
+        }
+      }
+      blocks.push(
+        restrict([`src/control-plane/${from}/${"*/".repeat(extra)}*.ts`], [...common, ...forbidden]),
+      );
+    }
+  });
+  return blocks;
 }
 
 function layerRules() {
@@ -82,6 +141,7 @@ function layerRules() {
       // A later block replaces an earlier one's options for the same file: each backend's block repeats the rest.
       const common = forbidden.filter((f) => !f.from);
       blocks.push(restrict(files, common));
+      if (layer.name === "control-plane") blocks.push(...controlPlaneRules(depth, common));
       for (const f of forbidden.filter((f) => f.from)) {
         blocks.push(restrict([`src/storage/${f.from}/${"*/".repeat(depth - 2)}*.ts`], [...common, f]));
       }

@@ -111,14 +111,17 @@ function localRuntime(
         if (refused) throw forbidden(refused);
       });
     },
-    reconciler: (ctx) =>
-      startLocalReconciler({
+    reconciler: (ctx) => {
+      // startControlPlane adds the extra routes (the router) before it starts the reconciler.
+      if (!router) throw new Error("the deployment router must be registered before the reconciler starts");
+      return startLocalReconciler({
         ...ctx,
         router,
         sandbox,
         databaseUrl: settings().controlPlane.databaseUrl,
         redisUrl: settings().controlPlane.redisUrl,
-      }),
+      });
+    },
   };
 }
 

@@ -7,7 +7,8 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BuildError, buildRevision, existingBuild } from "../../src/control-plane/runtime/local/builder.ts";
+import { BuildError } from "../../src/control-plane/domain/errors.ts";
+import { buildRevision, existingBuild } from "../../src/control-plane/runtime/local/builder.ts";
 import type {
   Deployment,
   DeploymentSource,

@@ -58,7 +58,6 @@ function startReconciler(): LocalReconciler {
     store,
     dataDir: cpDir,
     publicUrl: () => base,
-    app,
     router,
     log: arrayLogger(logs),
     intervalMs: 200,

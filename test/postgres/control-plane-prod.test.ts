@@ -72,7 +72,6 @@ beforeAll(async () => {
   reconciler = startLocalReconciler({
     store,
     dataDir: cpDir,
-    app,
     router,
     databaseUrl: DATABASE_URL,
     redisUrl: REDIS_URL,

@@ -2,9 +2,9 @@
 // secrets, uploads, superseded revisions), and the records as the API shows them (secrets masked).
 import { randomUUID } from "node:crypto";
 import { isAbsolute } from "node:path";
-import type { DeploymentCreateBody, DeploymentPatchBody } from "../http/routes/schemas.js";
+import type { DeploymentCreateBody, DeploymentPatchBody } from "./schemas.js";
 import type { CpContext } from "./context.js";
-import { conflict, deploymentNotFound, valueError } from "../http/errors.js";
+import { conflict, deploymentNotFound, valueError } from "./errors.js";
 import {
   CpConflictError,
   type Deployment,

@@ -5,7 +5,7 @@
 // is a `Runtime` (local child processes; Kubernetes), and where a deployment's URL points is `Routes` (the
 // control plane's router; nothing for Kubernetes, whose Service is the stable address).
 import { KeyedLock, SingleFlight } from "../../lib/keyed-lock.js";
-import { BuildError } from "../runtime/local/builder.js";
+import { BuildError, StartError } from "./errors.js";
 import type { Logger } from "../../lib/logger.js";
 import type { LogSink } from "./log-sink.js";
 import {
@@ -59,6 +59,14 @@ export interface Routes {
   drain(url: string, timeoutMs: number): Promise<boolean>;
 }
 
+/**
+ * The Routes of the control plane's own router (`DeploymentRouter`, which the local reconciler is given): they
+ * also learn how to tell a deployment without a live revision (503) from a missing one (404).
+ */
+export interface DeploymentRoutes extends Routes {
+  setLookup(exists: (deploymentId: string) => Promise<boolean>): void;
+}
+
 /** Routes of a target whose deployments keep one address whatever revision serves (a Kubernetes Service). */
 export class StableAddress implements Routes {
   private targets = new Map<string, string>();
@@ -81,11 +89,6 @@ export interface RuntimeInstance {
   url: string;
   /** Epoch ms. */
   startedAt: number;
-}
-
-/** A revision that could not start; the message is the reason, one line. */
-export class StartError extends HangarError {
-  static override readonly code = "start_failed";
 }
 
 /** Where revisions run. */

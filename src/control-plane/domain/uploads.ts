@@ -3,7 +3,7 @@
 import { randomBytes, randomUUID } from "node:crypto";
 import { mkdirSync, renameSync } from "node:fs";
 import { join } from "node:path";
-import { valueError } from "../http/errors.js";
+import { valueError } from "./errors.js";
 import type { CpContext } from "./context.js";
 import { sha256 } from "./hash.js";
 

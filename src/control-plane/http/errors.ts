@@ -1,53 +1,27 @@
 // Error answers of the control plane, as the official (FastAPI) one gives them: the registry's errors
-// (lib/errors.ts) as `{"detail": "<message>"}` with the status of their code, and 422 `HTTPValidationError`
+// (lib/errors.ts; the control plane's own in domain/errors.ts) as `{"detail": "<message>"}` with the status of their code, and 422 `HTTPValidationError`
 // `{"detail": [{type, loc, msg, input, ctx?}]}` for every invalid request (schema checks and the rules it
 // cannot say alike: never a 400).
 import type { Logger } from "../../lib/logger.js";
 import type { FastifyError, FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
-import {
-  ConflictError,
-  ForbiddenError,
-  InvalidInputError,
-  NotFoundError,
-  TooLargeError,
-  UnauthorizedError,
-} from "../../lib/errors.js";
+import { InvalidInputError } from "../../lib/errors.js";
 import { httpStatus, replyOtherError } from "../../lib/http-errors.js";
+import { CpValidationError, valueError } from "../domain/errors.js";
 
-export const unauthorized = (detail: string) => new UnauthorizedError(detail);
-export const forbidden = (detail: string) => new ForbiddenError(detail);
-export const notFound = (detail: string) => new NotFoundError(detail);
-export const conflict = (detail: string) => new ConflictError(detail);
-export const tooLarge = (detail: string) => new TooLargeError(detail);
-
-/** One item of an HTTPValidationError, in pydantic's key order. */
-export interface ValidationItem {
-  type: string;
-  loc: (string | number)[];
-  msg: string;
-  input?: unknown;
-  ctx?: Record<string, unknown>;
-}
-
-/** A 422 HTTPValidationError: invalid input, with pydantic's items. */
-export class CpValidationError extends InvalidInputError {
-  /** The status Fastify gives it when its validator compiler returns it. */
-  statusCode = 422;
-  constructor(public items: ValidationItem[]) {
-    super(items.map((i) => `${i.loc.join(".")}: ${i.msg}`).join("; "));
-  }
-}
-
-/** A 422 for a rule the schema cannot say (pydantic's `value_error`). */
-export function valueError(loc: (string | number)[], message: string, input?: unknown): CpValidationError {
-  return new CpValidationError([
-    { type: "value_error", loc, msg: `Value error, ${message}`, input, ctx: { error: message } },
-  ]);
-}
-
-export const deploymentNotFound = (id: string) => notFound(`Deployment ID ${id} not found.`);
-export const revisionNotFound = (id: string) => notFound(`Revision ID ${id} not found.`);
-export const listenerNotFound = (id: string) => notFound(`Listener ID ${id} not found.`);
+// The domain's errors, for the routes (they raise them; this module answers them).
+export {
+  conflict,
+  CpValidationError,
+  deploymentNotFound,
+  forbidden,
+  listenerNotFound,
+  notFound,
+  revisionNotFound,
+  tooLarge,
+  unauthorized,
+  valueError,
+  type ValidationItem,
+} from "../domain/errors.js";
 
 export function installCpErrorHandler(app: FastifyInstance, log: Logger): void {
   app.setErrorHandler((err: FastifyError, _req, reply) => {

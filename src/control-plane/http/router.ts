@@ -2,6 +2,7 @@
 // ways streamed (request bodies, SSE event by event), but never its `/internal/*` routes (404 at the proxy).
 import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
 import { Agent, request, type Dispatcher } from "undici";
+import type { DeploymentRoutes } from "../domain/reconcile.js";
 
 /** Hop-by-hop headers (RFC 9110 7.6.1), and those the proxy handles itself (host, expect). */
 const HOP_BY_HOP = new Set([
@@ -64,7 +65,7 @@ export function isInternalPath(rawPath: string): boolean {
   return first === "internal";
 }
 
-export class DeploymentRouter {
+export class DeploymentRouter implements DeploymentRoutes {
   private targets = new Map<string, string>();
   /** Requests in flight per target URL. */
   private inflight = new Map<string, number>();

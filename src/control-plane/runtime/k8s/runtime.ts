@@ -1,7 +1,8 @@
 // The reconciler's `Runtime` on Kubernetes (`hangar listener`): a revision's objects applied over its
 // predecessor's through a `Cluster`, rolled back when the start fails or is interrupted before the switch.
 import { KeyedLock } from "../../../lib/keyed-lock.js";
-import { StartError, type Runtime, type RuntimeInstance } from "../../domain/reconcile.js";
+import { StartError } from "../../domain/errors.js";
+import type { Runtime, RuntimeInstance } from "../../domain/reconcile.js";
 import type { Deployment, LogLevel, Revision } from "../../domain/types.js";
 import { errorMessage, type Cluster } from "./client.js";
 import { RenderError, renderRevision, serviceUrl, type HangarObject } from "./render.js";

@@ -9,12 +9,7 @@ import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import { checkLocalSource, localPathOf, parseSourceRoots } from "../../domain/source-roots.js";
 import { extractSourceTarball, removeFailedBuild, TarballError } from "../../domain/tarball.js";
 import type { Deployment, LogLevel, Revision } from "../../domain/types.js";
-import { HangarError } from "../../../lib/errors.js";
-
-/** A build that failed; the message is the reason, one line (details are in the build log). */
-export class BuildError extends HangarError {
-  static override readonly code = "build_failed";
-}
+import { BuildError } from "../../domain/errors.js";
 
 export interface BuildInput {
   deployment: Deployment;

@@ -6,26 +6,25 @@ import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
 import { rm } from "node:fs/promises";
 import { dirname, join } from "node:path";
-import type { FastifyInstance } from "fastify";
 import { Redis } from "ioredis";
 import pg from "pg";
 import { describeEntry, protectSecrets, rootLogger, type Logger } from "../../../lib/logger.js";
-import { BuildError, buildDirOf, buildRevision, existingBuild } from "./builder.js";
+import { buildDirOf, buildRevision, existingBuild } from "./builder.js";
 import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
 import { LogSink } from "../../domain/log-sink.js";
+import { BuildError, StartError } from "../../domain/errors.js";
 import {
   Reconciler,
-  StartError,
   storeSource,
+  type DeploymentRoutes,
   type Runtime,
   type RuntimeInstance,
 } from "../../domain/reconcile.js";
-import { DeploymentRouter } from "../../http/router.js";
 import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import { tenantGate, type TenantGate } from "./sandbox-gate.js";
 import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "../../domain/types.js";
 
-export { StartError } from "../../domain/reconcile.js";
+export { StartError } from "../../domain/errors.js";
 
 const PINO_LEVELS: [number, LogLevel][] = [
   [50, "ERROR"],
@@ -386,15 +385,13 @@ export interface LocalReconcilerContext {
   /** The control plane's data directory: builds in `builds/`, deployments' data in `deployments/`. */
   dataDir: string;
   publicUrl?: string | (() => string);
-  /** The control plane's app: the router's routes are added to it when `router` is not given (before listen). */
-  app?: FastifyInstance;
   /** The control plane's log (default the process's logger). */
   log?: Logger;
   /** The control plane's PostgreSQL + Redis: `prod` deployments run on them. */
   databaseUrl?: string;
   redisUrl?: string;
-  /** The router already registered on the app (registerDeploymentRoutes, before listen). */
-  router?: DeploymentRouter;
+  /** Where deployments' URLs point: the control plane's router (registerDeploymentRoutes, before listen). */
+  router: DeploymentRoutes;
   intervalMs?: number;
   drainMs?: number;
   startTimeoutMs?: number;
@@ -407,7 +404,7 @@ export interface LocalReconcilerContext {
 export interface LocalReconciler {
   wake(): void;
   stop(): Promise<void>;
-  router: DeploymentRouter;
+  router: DeploymentRoutes;
 }
 
 /**
@@ -416,17 +413,7 @@ export interface LocalReconciler {
  */
 export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconciler {
   const log = ctx.log ?? rootLogger();
-  let router = ctx.router;
-  if (!router) {
-    if (!ctx.app) throw new Error("startLocalReconciler: give `router` (registered on the app) or `app`");
-    if (ctx.app.server.listening) {
-      throw new Error(
-        "startLocalReconciler: the app already listens; add the routes before listen with registerDeploymentRoutes(app) and pass its router",
-      );
-    }
-    router = new DeploymentRouter();
-    router.register(ctx.app);
-  }
+  const router = ctx.router;
   const store = ctx.store;
   router.setLookup(async (id) => {
     const d = await store.getDeploymentById(id);
