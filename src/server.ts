@@ -90,7 +90,12 @@ function checkpointerTtl(checkpointer: CheckpointerConfig | null | undefined, sw
 }
 
 /** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
-async function withRetry<T>(what: string, timeoutMs: number, log: Logger, connect: () => Promise<T>) {
+async function connectWithBackoff<T>(
+  what: string,
+  timeoutMs: number,
+  log: Logger,
+  connect: () => Promise<T>,
+) {
   const deadline = Date.now() + timeoutMs;
   for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
     try {
@@ -180,7 +185,7 @@ async function clusterBackend(
 ): Promise<Backend & { graphs: GraphRegistry }> {
   const { connectTimeoutSeconds, poolSize, leaseSeconds, queuePollMs, shutdownGraceSeconds } = env.cluster;
   const connectMs = connectTimeoutSeconds * 1000;
-  const storage = await withRetry("PostgreSQL", connectMs, log, () =>
+  const storage = await connectWithBackoff("PostgreSQL", connectMs, log, () =>
     openPostgresStorage({
       url: cluster.databaseUrl,
       schema: cluster.schema,
@@ -205,7 +210,7 @@ async function clusterBackend(
       log,
     });
     const b = broker;
-    await withRetry("Redis", connectMs, log, () => b.connect());
+    await connectWithBackoff("Redis", connectMs, log, () => b.connect());
     const graphs = await graphsFor(storage);
     const worker = cluster.mode !== "api";
     const runs = new ClusterRunManager(storage, queue, graphs, broker, log, {

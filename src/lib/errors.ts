@@ -94,19 +94,43 @@ export const invalidInput = (message: string, field?: string) =>
 /** The code of any error: its own for a HangarError, `internal` for anything else. */
 export const codeOf = (err: unknown): ErrorCode => (err instanceof HangarError ? err.code : "internal");
 
+const errCode = (e: unknown): string => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === "string" ? code : "";
+};
+const errMessage = (e: unknown): string => {
+  const message = (e as { message?: unknown } | null)?.message;
+  return typeof message === "string" ? message : "";
+};
+
 /**
- * A lost or refused connection to PostgreSQL or Redis (the request may succeed when retried): network errors,
- * PostgreSQL's connection-exception and operator-intervention classes (08, 57P), pg's and ioredis's own
- * connection errors, and Hangar's `unavailable` errors.
+ * A PostgreSQL statement surely did not run: the server terminated the backend (57P01 admin shutdown, 57P02
+ * crash, 57P03 cannot connect now), or there was no connection to send it on.
+ */
+export function statementNotRun(e: unknown): boolean {
+  const msg = errMessage(e);
+  return (
+    /^57P0[123]$/.test(errCode(e)) ||
+    errCode(e) === "ECONNREFUSED" ||
+    msg.includes("not queryable") ||
+    msg.includes("timeout exceeded when trying to connect")
+  );
+}
+
+/** The connection broke while a statement was on its way: it may or may not have run. */
+export function statementMayHaveRun(e: unknown): boolean {
+  return (
+    ["ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(errCode(e)) || /connection terminated/i.test(errMessage(e))
+  );
+}
+
+/**
+ * A lost or refused connection to PostgreSQL or Redis (the request may succeed when retried): the two cases
+ * above, PostgreSQL's connection-exception and operator-intervention classes (08, 57P), unreachable hosts,
+ * ioredis's closed connection, and Hangar's `unavailable` errors.
  */
 export function isConnectionLost(err: unknown): boolean {
   if (err instanceof HangarError && err.code === "unavailable") return true;
-  const e = err as { code?: unknown; message?: unknown } | null;
-  const code = typeof e?.code === "string" ? e.code : "";
-  const message = typeof e?.message === "string" ? e.message : "";
-  if (/^(ECONNRESET|ECONNREFUSED|EPIPE|ETIMEDOUT|EHOSTUNREACH)$/.test(code)) return true;
-  if (/^(08|57P)/.test(code)) return true;
-  return /Connection terminated|not queryable|timeout exceeded when trying to connect|Connection is closed/.test(
-    message,
-  );
+  if (statementNotRun(err) || statementMayHaveRun(err)) return true;
+  return /^(08|57P)|^EHOSTUNREACH$/.test(errCode(err)) || errMessage(err).includes("Connection is closed");
 }

@@ -1,7 +1,7 @@
 // Access to PostgreSQL shared by the Agent Server's storage and the control plane's store: a pool opened after
 // a probe, statements retried when the server dropped the connection before running them, transactions.
 import pg from "pg";
-import { UnavailableError } from "../errors.js";
+import { statementMayHaveRun, statementNotRun, UnavailableError } from "../errors.js";
 
 export type Row = Record<string, any>;
 
@@ -23,36 +23,9 @@ export function jsonb(v: unknown): string {
     : s;
 }
 
-/** Errors after which the statement surely did not run: the server terminated the backend, or no connection. */
-function definitelyNotRun(e: unknown): boolean {
-  const err = e as { code?: unknown; message?: unknown };
-  const code = typeof err?.code === "string" ? err.code : "";
-  const msg = typeof err?.message === "string" ? err.message : "";
-  return (
-    code === "57P01" || // admin_shutdown (pg_terminate_backend)
-    code === "57P02" || // crash_shutdown
-    code === "57P03" || // cannot_connect_now
-    code === "ECONNREFUSED" ||
-    msg.includes("not queryable") ||
-    msg.includes("timeout exceeded when trying to connect")
-  );
-}
-
-/** The connection broke while the statement was on its way: it may or may not have run. */
-function connectionLost(e: unknown): boolean {
-  const err = e as { code?: unknown; message?: unknown };
-  const code = typeof err?.code === "string" ? err.code : "";
-  const msg = typeof err?.message === "string" ? err.message : "";
-  return (
-    ["ECONNRESET", "EPIPE", "ETIMEDOUT"].includes(code) ||
-    msg.includes("Connection terminated") ||
-    msg.includes("connection terminated")
-  );
-}
-
 /** Whether to try again: always when the statement did not run, also otherwise when running it twice is harmless. */
 export const retryable = (e: unknown, idempotent: boolean): boolean =>
-  definitelyNotRun(e) || (idempotent && connectionLost(e));
+  statementNotRun(e) || (idempotent && statementMayHaveRun(e));
 
 const MAX_ATTEMPTS = 3;
 const pause = (attempt: number) => new Promise((r) => setTimeout(r, attempt === 1 ? 0 : 100 * attempt));
@@ -170,7 +143,7 @@ export class PgDb implements Queryable {
         }
       } catch (e) {
         // Lost before COMMIT: rolled back by the server. Lost during COMMIT: unknown, so not retried.
-        const again = !committing && (definitelyNotRun(e) || connectionLost(e));
+        const again = !committing && (statementNotRun(e) || statementMayHaveRun(e));
         if (attempt >= MAX_ATTEMPTS || !again) throw e;
         await pause(attempt);
       }
