@@ -52,7 +52,7 @@ export async function runListener(opts: ListenerOptions): Promise<number> {
     return fail(`--rollout-timeout must be a positive number of seconds, not "${opts.rolloutTimeout}"`, 2);
   if (!!opts.databaseUrl !== !!opts.redisUrl) return fail("--database-url and --redis-url go together", 2);
 
-  // The Kubernetes client is an optional dependency that only this command loads: a clear message without it.
+  // The Kubernetes client is an optional peer dependency that only this command loads: a clear message without it.
   let k8s: Awaited<ReturnType<typeof loadK8sRuntime>>;
   try {
     k8s = await loadK8sRuntime();

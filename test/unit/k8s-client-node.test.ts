@@ -1,4 +1,4 @@
-// Unit test of the loader of @kubernetes/client-node (an optional dependency): a missing package is named with
+// Unit test of the loader of @kubernetes/client-node (an optional peer dependency): a missing package is named with
 // how to install it; any other failure is passed on as it is.
 import { describe, expect, it } from "vitest";
 import { K8sClientMissingError, loadClientNode } from "../../src/control-plane/runtime/k8s/client-node.ts";

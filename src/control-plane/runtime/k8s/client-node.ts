@@ -1,4 +1,4 @@
-// @kubernetes/client-node, an optional dependency only the k8s runtime (`hangar listener`) needs: imported
+// @kubernetes/client-node, an optional peer dependency only the k8s runtime (`hangar listener`) needs: imported
 // dynamically when a module of runtime/k8s/ is first loaded, with a clear error when it is not installed.
 import type * as ClientNode from "@kubernetes/client-node";
 import { ConfigError } from "../../../lib/errors.js";
@@ -23,7 +23,7 @@ export async function loadClientNode(
       String(err.message).includes(PACKAGE);
     if (!missing) throw e;
     throw new K8sClientMissingError(
-      `install ${PACKAGE} to use the k8s runtime (npm install ${PACKAGE}): it is an optional dependency of ` +
+      `install ${PACKAGE} to use the k8s runtime (npm install ${PACKAGE}): it is an optional peer dependency of ` +
         "Hangar, needed only by `hangar listener`",
     );
   }
