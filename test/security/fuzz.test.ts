@@ -5,6 +5,7 @@
 import { randomUUID } from "node:crypto";
 import { readFileSync } from "node:fs";
 import { join } from "node:path";
+import pLimit from "p-limit";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDir, ROOT, useHangar } from "../helpers/server.ts";
 import { cpClient, startCp, type CpProcess } from "../helpers/control-plane.ts";
@@ -133,20 +134,29 @@ async function fuzz(ops: Operation[], t: Target): Promise<{ problems: string[]; 
   const rand = prng(SEED);
   const problems: string[] = [];
   let sent = 0;
+  // One operation after the other (deletes last), the requests of one operation a few at a time.
+  const limit = pLimit(4);
   for (const op of ordered(ops)) {
-    for (const { label, req } of requestsFor(op, t, rand)) {
-      sent++;
-      const res = await rawRequest(t.url, req).catch((e: Error) => ({
-        status: 599,
-        contentType: "",
-        body: `request failed: ${e.message}`,
-      }));
-      // FUZZ_DEBUG=1 prints every answer (what the fuzz reached, not only what failed).
-      if (process.env.FUZZ_DEBUG)
-        process.stderr.write(`${res.status} ${op.method} ${op.path} [${label}] ${res.body.slice(0, 150)}\n`);
-      const problem = answerProblem(res);
-      if (problem) problems.push(`${op.method} ${op.path} [${label}]: ${problem}`);
-    }
+    const requests = requestsFor(op, t, rand);
+    sent += requests.length;
+    await Promise.all(
+      requests.map(({ label, req }) =>
+        limit(async () => {
+          const res = await rawRequest(t.url, req).catch((e: Error) => ({
+            status: 599,
+            contentType: "",
+            body: `request failed: ${e.message}`,
+          }));
+          // FUZZ_DEBUG=1 prints every answer (what the fuzz reached, not only what failed).
+          if (process.env.FUZZ_DEBUG)
+            process.stderr.write(
+              `${res.status} ${op.method} ${op.path} [${label}] ${res.body.slice(0, 150)}\n`,
+            );
+          const problem = answerProblem(res);
+          if (problem) problems.push(`${op.method} ${op.path} [${label}]: ${problem}`);
+        }),
+      ),
+    );
   }
   return { problems, sent };
 }
