@@ -147,6 +147,14 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
   return spawned ? spawnHangar(opts, dataDir, env, cluster) : inProcess(opts, dataDir, env, cluster);
 }
 
+/**
+ * tsx's CommonJS loader, as the CLI registers it (src/cli/typescript.ts): a CommonJS project's graphs
+ * `require()` TypeScript. (The test runner already loads ES modules and TypeScript through its own loader.)
+ */
+let cjsTypeScript: Promise<void> | undefined;
+const requireTypeScript = () =>
+  (cjsTypeScript ??= import("tsx/cjs/api").then(({ register }) => void register()));
+
 /** The server in this process, logging into a buffer (`output()`) as the CLI would to its terminal. */
 async function inProcess(
   opts: StartOptions,
@@ -154,6 +162,7 @@ async function inProcess(
   env: Record<string, string | undefined>,
   cluster: ClusterTarget | undefined,
 ): Promise<HangarProcess> {
+  await requireTypeScript();
   let out = "";
   const settings = loadSettings(env);
   const log = createLogger({
