@@ -1,9 +1,10 @@
-// Test runner configuration: each file in its own process; servers are real child processes.
+// Test runner configuration: each file in its own process; servers run in it (test/helpers/server.ts), or as real
+// CLI child processes where a test is about the process.
 //
 // Two projects (`npx vitest run --project <name>`; `npm test` runs both, embedded first):
-// - "embedded": the end-to-end suite, servers are `hangar dev` on SQLite in a temp data dir, and the unit tests
-//   (test/unit: pure modules, no server). Needs no external service.
-// - "postgres": the same e2e files with HANGAR_TEST_BACKEND=postgres, servers are `hangar serve` on
+// - "embedded": the end-to-end suite, servers (as `hangar dev` runs them) on SQLite in a temp data dir, and the
+//   unit tests (test/unit: pure modules, no server). Needs no external service.
+// - "postgres": the same e2e files with HANGAR_TEST_BACKEND=postgres, servers (as `hangar serve` runs them) on
 //   PostgreSQL + Redis (DATABASE_URL, REDIS_URL; one schema + Redis prefix per test data dir, see
 //   test/helpers/server.ts), plus test/postgres/** (the PostgreSQL backend's own tests and the
 //   multi-process ones), plus the control plane's API files on its PostgreSQL store (CP_POSTGRES). Its

@@ -9,7 +9,7 @@ import { loadUserApp } from "./api/http-config.js";
 import { Authorizer } from "./auth/auth.js";
 import { applyEnv, assistantDefaultsFromEnv, loadProjectConfig } from "./lib/settings/project.js";
 import type { CheckpointerConfig } from "./lib/settings/sections.js";
-import { loadSettings, useSettings, type Settings } from "./lib/settings.js";
+import { loadSettings, type Env, type Settings } from "./lib/settings.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
@@ -34,7 +34,7 @@ import { protectSecretEnv, rootLogger, type Logger } from "./lib/logger.js";
 import { fastifyLogging, logRequests } from "./lib/request-log.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { VERSION } from "./lib/version.js";
-import { webhookPolicy } from "./runs/net-policy.js";
+import { webhookPolicy, type AddressPolicy } from "./runs/net-policy.js";
 
 export { VERSION } from "./lib/version.js";
 
@@ -62,6 +62,11 @@ export interface ServerOptions {
   nJobsPerWorker?: number;
   /** Where the server logs; default the process's logger (`rootLogger()`). */
   logger?: Logger;
+  /**
+   * The environment this server's settings are parsed from (default process.env); the project's env (its
+   * `.env`) fills what it does not set. Several servers in one process each get their own settings.
+   */
+  env?: Env;
 }
 
 export interface RunningServer {
@@ -140,6 +145,7 @@ interface Backend {
 async function embeddedBackend(
   opts: ServerOptions,
   env: Settings,
+  webhooks: AddressPolicy,
   dataDir: string,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
@@ -155,6 +161,7 @@ async function embeddedBackend(
     const runs = new RunManager(storage, graphs, broker, log, {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: env.server.maxAttempts,
+      webhooks,
     });
     return {
       storage,
@@ -178,6 +185,7 @@ async function embeddedBackend(
 async function clusterBackend(
   opts: ServerOptions,
   env: Settings,
+  webhooks: AddressPolicy,
   cluster: ClusterBackend,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
@@ -219,6 +227,7 @@ async function clusterBackend(
       maxAttempts: env.server.maxAttempts,
       leaseMs: leaseSeconds * 1000,
       pollMs: queuePollMs,
+      webhooks,
     });
     const graceMs = shutdownGraceSeconds * 1000;
     return {
@@ -246,12 +255,17 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const log = opts.logger ?? rootLogger();
   const project = loadProjectConfig(opts.configPath);
   for (const w of project.warnings) log.warn(`hangar: warning: ${w}`);
+  // Graphs read the project's env from process.env (what is set already wins).
   applyEnv(project.env);
+  const serverEnv: Env = opts.env ? { ...project.env, ...opts.env } : process.env;
   protectSecretEnv(); // the project's .env may bring API keys
-  // Parsed once the project's env is applied (it may set HANGAR_* too); a malformed one stops the start.
-  const env = useSettings(loadSettings(process.env));
+  if (opts.env) protectSecretEnv(serverEnv);
+  // This server's settings, parsed once the project's env is applied (it may set HANGAR_* too); a malformed
+  // one stops the start. Passed to what needs them, never installed process-wide.
+  const env = loadSettings(serverEnv);
+  let webhooks: AddressPolicy;
   try {
-    webhookPolicy(env.webhooks); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
+    webhooks = webhookPolicy(env.webhooks); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
     void env.server;
     if (opts.cluster) void env.cluster;
   } catch (e) {
@@ -275,8 +289,8 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     return graphs;
   };
   const backend = opts.cluster
-    ? await clusterBackend(opts, env, opts.cluster, storeIndex, graphsFor, log)
-    : await embeddedBackend(opts, env, dataDir, storeIndex, graphsFor, log);
+    ? await clusterBackend(opts, env, webhooks, opts.cluster, storeIndex, graphsFor, log)
+    : await embeddedBackend(opts, env, webhooks, dataDir, storeIndex, graphsFor, log);
   const { storage, graphs, broker, runs } = backend;
   let app: FastifyInstance | undefined;
   try {
@@ -301,6 +315,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
             http,
             userApp: await loadUserApp(project.projectDir, http.app),
             ui: await bundleUi(project.projectDir, project.raw.ui, project.raw.ui_config),
+            webhooks,
             version: VERSION,
           },
           log,

@@ -13,7 +13,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { storage, graphs, guard } = ctx;
   const load = (req: FastifyRequest, id: string, event = "assistants:read"): Promise<Assistant> =>
     guard.assistant(req, id, event);
-  const schemas = new GraphSchemas(graphs);
+  const schemas = new GraphSchemas(graphs, graphs.log);
   const graphFor = async (a: Assistant) => {
     if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" is not loaded`);
     return graphs.get(a.graph_id, { configurable: { ...((a.config.configurable as object) ?? {}) } });

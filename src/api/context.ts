@@ -5,6 +5,7 @@ import type { RunService } from "../runs/service.js";
 import type { ThreadStateService } from "../runs/thread-state.js";
 import type { Storage } from "../storage/types.js";
 import type { Broker } from "../streams/channel.js";
+import type { AddressPolicy } from "../runs/net-policy.js";
 import type { Metrics } from "./metrics.js";
 import type { Guard } from "./guard.js";
 import type { HttpConfig, UserApp } from "./http-config.js";
@@ -25,6 +26,8 @@ export interface ApiContext {
   ui?: UiBundles;
   /** checkpointer.ttl of langgraph.json: the TTL of threads created without one. */
   defaultTtl?: { ttl: number; strategy: "delete" | "keep_latest" };
+  /** What webhooks may reach (this server's HANGAR_WEBHOOK_* settings). */
+  webhooks: AddressPolicy;
   version: string;
 }
 

@@ -58,7 +58,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     threadId: string | null,
   ) => {
     // A webhook its runs will call is checked now, as a run's is (and again when it is sent).
-    if (body.webhook) await checkWebhookUrl(body.webhook);
+    if (body.webhook) await checkWebhookUrl(body.webhook, ctx.webhooks);
     const assistant = await findAssistant(storage, body.assistant_id);
     if (!assistant) throw notFound(`Assistant "${body.assistant_id}" not found`);
     // A cron on a thread runs there: the user must be allowed to create runs on it.
@@ -116,7 +116,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (req) => {
         const cur = await load(req, req.params.cron_id);
         const b = req.body;
-        if (b.webhook) await checkWebhookUrl(b.webhook);
+        if (b.webhook) await checkWebhookUrl(b.webhook, ctx.webhooks);
         const schedule = b.schedule ?? cur.schedule;
         const timezone = b.timezone ?? cur.timezone;
         const endTime = b.end_time !== undefined ? b.end_time : cur.end_time;

@@ -6,7 +6,6 @@ import { pathToFileURL } from "node:url";
 import type { FastifyRequest } from "fastify";
 import { parseGraphSpec } from "../lib/settings/project.js";
 import type { AuthConfig } from "../lib/settings/sections.js";
-import { settings } from "../lib/settings.js";
 import { ConfigError, ForbiddenError, UnauthorizedError } from "../lib/errors.js";
 import { safeIncludes } from "../lib/safe-equal.js";
 import type { Json } from "../storage/types.js";
@@ -81,7 +80,7 @@ export class Authorizer {
   static async load(
     projectDir: string,
     authConfig: AuthConfig | null | undefined,
-    keys: string[] = settings().server.apiKeys,
+    keys: string[],
   ): Promise<Authorizer> {
     const apiKeys = keys.length ? new Set(keys) : null;
     const path = authConfig?.path;

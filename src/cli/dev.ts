@@ -5,8 +5,8 @@ import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../lib/settings/project.js";
 import { SettingsError, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
-import { configureLogging, rootLogger, type LogFormat } from "../lib/logger.js";
-import { StartupError, startServer, type ClusterBackend } from "../server.js";
+import { configureLogging, rootLogger, type LogFormat, type Logger } from "../lib/logger.js";
+import { StartupError, startServer, type ClusterBackend, type RunningServer } from "../server.js";
 
 export interface DevOptions {
   config: string;
@@ -86,6 +86,31 @@ function keepRunningOnUnhandledRejections(): void {
   });
 }
 
+/**
+ * Logs where a started server listens, its graphs and data; `listening` runs once the URL is out (`runServer`
+ * tells a reloading supervisor there that its child started).
+ */
+export function announce(
+  log: Logger,
+  server: RunningServer,
+  cluster?: ClusterBackend,
+  listening: () => void = () => {},
+): void {
+  const role =
+    cluster?.mode === "worker"
+      ? "Hangar worker (health and metrics only)"
+      : cluster?.mode === "api"
+        ? "Hangar Agent Server (API only)"
+        : "Hangar Agent Server";
+  // The URL ends the message: test harnesses and the control plane read it there (in JSON too).
+  log.info(`${role} listening on ${server.url}`);
+  listening();
+  log.info(`graphs: ${server.graphs.join(", ")}`);
+  log.info(`data: ${server.dataDir}`);
+  log.info(`docs: ${server.url}/docs`);
+  if (server.recovered) log.info(`resumed ${server.recovered} run(s) left unfinished by the last process`);
+}
+
 /** Starts the server in this process, prints where it listens, and serves until a signal. */
 export async function runServer(
   cmd: string,
@@ -105,20 +130,7 @@ export async function runServer(
       nJobsPerWorker: nJobs,
       cluster,
     });
-    const role =
-      cluster?.mode === "worker"
-        ? "Hangar worker (health and metrics only)"
-        : cluster?.mode === "api"
-          ? "Hangar Agent Server (API only)"
-          : "Hangar Agent Server";
-    // The URL ends the message: test harnesses and the control plane read it there (in JSON too).
-    log.info(`${role} listening on ${server.url}`);
-    // Tell a reloading supervisor that this child started.
-    process.send?.({ hangar: "listening" });
-    log.info(`graphs: ${server.graphs.join(", ")}`);
-    log.info(`data: ${server.dataDir}`);
-    log.info(`docs: ${server.url}/docs`);
-    if (server.recovered) log.info(`resumed ${server.recovered} run(s) left unfinished by the last process`);
+    announce(log, server, cluster, () => process.send?.({ hangar: "listening" }));
     let stopping = false;
     const stop = async () => {
       // A second signal while closing exits at once.

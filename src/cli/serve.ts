@@ -30,35 +30,39 @@ export async function runServe(opts: ServeOptions): Promise<number> {
     console.error(`hangar serve: ${e.message}`);
     return 2;
   }
+  const backend = serveBackend(env, mode, opts.dataDir);
+  if (typeof backend === "string") {
+    console.error(`hangar serve: ${backend}`);
+    return 2;
+  }
+  return runServer("serve", opts, flags.port, flags.nJobs, backend);
+}
+
+/**
+ * The backend `hangar serve` runs on: PostgreSQL + Redis when the settings give DATABASE_URL and REDIS_URL
+ * (undefined: the embedded one), or what is wrong with the combination (a message).
+ */
+export function serveBackend(
+  env: ClusterSettings,
+  mode: ClusterBackend["mode"],
+  dataDir?: string,
+): ClusterBackend | undefined | string {
   const { databaseUrl, redisUrl } = env;
   if (!databaseUrl && !redisUrl) {
     if (mode !== "all") {
-      console.error(
-        `hangar serve: --mode ${mode} needs the PostgreSQL + Redis backend (set DATABASE_URL and REDIS_URL); ` +
-          `the embedded one runs "all"`,
+      return (
+        `--mode ${mode} needs the PostgreSQL + Redis backend (set DATABASE_URL and REDIS_URL); ` +
+        `the embedded one runs "all"`
       );
-      return 2;
     }
-    return runServer("serve", opts, flags.port, flags.nJobs);
+    return undefined;
   }
   if (!databaseUrl || !redisUrl) {
-    console.error(
-      `hangar serve: ${databaseUrl ? "REDIS_URL" : "DATABASE_URL"} is not set; the scale-out backend needs both ` +
-        "DATABASE_URL (PostgreSQL) and REDIS_URL",
+    return (
+      `${databaseUrl ? "REDIS_URL" : "DATABASE_URL"} is not set; the scale-out backend needs both ` +
+      "DATABASE_URL (PostgreSQL) and REDIS_URL"
     );
-    return 2;
   }
-  if (opts.dataDir) {
-    console.error(
-      "hangar serve: --data-dir is for the embedded backend; unset DATABASE_URL/REDIS_URL to use it",
-    );
-    return 2;
-  }
-  return runServer("serve", opts, flags.port, flags.nJobs, {
-    databaseUrl,
-    redisUrl,
-    schema: env.databaseSchema,
-    redisPrefix: env.redisPrefix,
-    mode,
-  });
+  if (dataDir) return "--data-dir is for the embedded backend; unset DATABASE_URL/REDIS_URL to use it";
+  return { databaseUrl, redisUrl, schema: env.databaseSchema, redisPrefix: env.redisPrefix, mode };
 }

@@ -101,7 +101,7 @@ export class GraphRegistry {
   constructor(
     private checkpointer: BaseCheckpointSaver,
     private store?: BaseStore,
-    private log: Logger = rootLogger(),
+    readonly log: Logger = rootLogger(),
   ) {}
 
   /**

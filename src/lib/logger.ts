@@ -1,7 +1,7 @@
 // The process's one logger (pino): LOG_LEVEL and LOG_FORMAT (json, or pretty: one human line per entry),
 // child loggers for context, and secrets (credentials in URLs, secret env values, auth headers) scrubbed.
 import pino, { type DestinationStream, type Logger, type LoggerOptions } from "pino";
-import pretty from "pino-pretty";
+import pretty, { prettyFactory } from "pino-pretty";
 import { envVars, settings, type Env, type Settings } from "./settings.js";
 
 export type { Logger };
@@ -135,7 +135,7 @@ export function describeEntry(log: Record<string, unknown>, messageKey = "msg"):
 export interface LoggerSettings {
   level?: string;
   format?: LogFormat;
-  /** Where lines go; default stdout (both the Agent Server's and the control plane's). */
+  /** Where lines go (pretty ones too); default stdout (both the Agent Server's and the control plane's). */
   destination?: DestinationStream;
   /** The file descriptor written when no destination is given: 1 (stdout, the default) or 2 (stderr). */
   fd?: 1 | 2;
@@ -161,18 +161,23 @@ export function createLogger(settings: LoggerSettings = {}): Logger {
       },
     },
   };
-  const destination =
-    settings.destination ??
-    (settings.format === "pretty"
-      ? pretty({
-          destination: settings.fd ?? 1,
-          sync: true,
-          translateTime: "SYS:HH:MM:ss.l",
-          ignore: "pid,hostname",
-          hideObject: true,
-          messageFormat: (log, messageKey) => describeEntry(log, messageKey),
-        })
-      : pino.destination({ dest: settings.fd ?? 1, sync: true }));
+  const prettyOptions = {
+    translateTime: "SYS:HH:MM:ss.l",
+    ignore: "pid,hostname",
+    hideObject: true,
+    messageFormat: (log: Record<string, unknown>, messageKey: string) => describeEntry(log, messageKey),
+  };
+  const given = settings.destination;
+  let destination: DestinationStream;
+  if (settings.format === "pretty") {
+    // A given destination gets the pretty lines synchronously (an in-process server's log buffer in tests).
+    const prettify = given && prettyFactory({ ...prettyOptions, colorize: false });
+    destination = prettify
+      ? { write: (line: string) => void given.write(prettify(line)) }
+      : pretty({ destination: settings.fd ?? 1, sync: true, ...prettyOptions });
+  } else {
+    destination = given ?? pino.destination({ dest: settings.fd ?? 1, sync: true });
+  }
   return pino(options, destination);
 }
 

@@ -24,6 +24,7 @@ import type { RunKwargs } from "./executor.js";
 import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, runThread } from "./create.js";
+import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -36,6 +37,8 @@ export interface ClusterOptions {
   leaseMs: number;
   /** How often an idle worker looks at the queue without a wake-up (delayed runs, lost signals). */
   pollMs: number;
+  /** What webhooks may reach; default the process's settings (HANGAR_WEBHOOK_*). */
+  webhooks?: AddressPolicy;
 }
 
 interface Executing {
@@ -66,6 +69,7 @@ export class ClusterRunManager implements RunService {
   private pumpAgain = false;
   private timers: NodeJS.Timeout[] = [];
   private finished: FinishListeners;
+  private webhooks: AddressPolicy;
 
   constructor(
     private storage: Storage,
@@ -76,10 +80,17 @@ export class ClusterRunManager implements RunService {
     private opts: ClusterOptions,
   ) {
     this.finished = new FinishListeners(log);
+    this.webhooks = opts.webhooks ?? webhookPolicy();
   }
 
   private get deps(): RunDeps {
-    return { storage: this.storage, graphs: this.graphs, broker: this.broker, log: this.log };
+    return {
+      storage: this.storage,
+      graphs: this.graphs,
+      broker: this.broker,
+      log: this.log,
+      webhooks: this.webhooks,
+    };
   }
 
   /** Subscribes to the signals; a worker starts taking runs, renewing leases and sweeping expired ones. */
@@ -108,7 +119,7 @@ export class ClusterRunManager implements RunService {
   // --- API side ---
 
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body);
+    await checkRunBody(body, this.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
@@ -123,7 +134,7 @@ export class ClusterRunManager implements RunService {
   }
 
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body);
+    await checkRunBody(body, this.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
       const kept = await keptRun(this.storage, assistant, owner, body);

@@ -10,6 +10,7 @@ import type { RunKwargs } from "./executor.js";
 import { buildKwargs } from "./kwargs.js";
 import type { RunQueue } from "./queue.js";
 import { checkWebhookUrl } from "./webhook.js";
+import type { AddressPolicy } from "./net-policy.js";
 
 /** The run's assistant (by id or graph id), whose graph this server has loaded; 404 (official wording) otherwise. */
 export async function runAssistant(storage: Storage, graphs: GraphRegistry, id: string): Promise<Assistant> {
@@ -33,12 +34,15 @@ const emptyInput = (input: unknown): boolean =>
  * Checks what the schema cannot: a webhook the server may call, and input or command, not both. An empty
  * input beside a command is accepted and the command used, as the official server does.
  */
-export async function checkRunBody(body: {
-  webhook?: string | null;
-  command?: unknown;
-  input?: unknown;
-}): Promise<void> {
-  if (body.webhook) await checkWebhookUrl(body.webhook);
+export async function checkRunBody(
+  body: {
+    webhook?: string | null;
+    command?: unknown;
+    input?: unknown;
+  },
+  webhooks: AddressPolicy,
+): Promise<void> {
+  if (body.webhook) await checkWebhookUrl(body.webhook, webhooks);
   if (body.command && !emptyInput(body.input)) {
     throw invalidInput(
       "input: give either input or command, not both (an empty input {} may go with a command)",

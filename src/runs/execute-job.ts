@@ -9,6 +9,7 @@ import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { toPlain } from "../lib/serde.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
+import type { AddressPolicy } from "./net-policy.js";
 
 export type CancelAction = "interrupt" | "rollback";
 
@@ -25,6 +26,8 @@ export interface RunDeps {
   graphs: GraphRegistry;
   broker: Broker;
   log: Logger;
+  /** What the server's webhooks may reach (HANGAR_WEBHOOK_*). */
+  webhooks: AddressPolicy;
 }
 
 /** The context of a run's log lines. */
@@ -201,6 +204,7 @@ export function announceEnd(deps: RunDeps, run: Run, result: RunResult, status: 
         error: result.error ?? null,
       },
       deps.log.child(runContext(run)),
+      deps.webhooks,
     );
   }
 }

@@ -23,6 +23,7 @@ import {
 import { buildKwargs } from "./kwargs.js";
 import { LocalRunQueue } from "./local-queue.js";
 import { admitRun, checkRunBody, keptRun, runAssistant, runThread } from "./create.js";
+import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 
 export type { StartedRun } from "./service.js";
 
@@ -50,6 +51,8 @@ export interface RunManagerOptions {
   maxConcurrent: number;
   /** A run found in flight after a crash is retried until this many attempts. */
   maxAttempts: number;
+  /** What webhooks may reach; default the process's settings (HANGAR_WEBHOOK_*). */
+  webhooks?: AddressPolicy;
 }
 
 export class RunManager implements RunService {
@@ -58,6 +61,7 @@ export class RunManager implements RunService {
   private queue: LocalRunQueue<Job>;
   private shuttingDown = false;
   private finished: FinishListeners;
+  private webhooks: AddressPolicy;
 
   constructor(
     private storage: Storage,
@@ -66,17 +70,24 @@ export class RunManager implements RunService {
     private log: Logger,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
+    this.webhooks = opts.webhooks ?? webhookPolicy();
     this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
     this.finished = new FinishListeners(log);
   }
 
   private get deps(): RunDeps {
-    return { storage: this.storage, graphs: this.graphs, broker: this.broker, log: this.log };
+    return {
+      storage: this.storage,
+      graphs: this.graphs,
+      broker: this.broker,
+      log: this.log,
+      webhooks: this.webhooks,
+    };
   }
 
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body);
+    await checkRunBody(body, this.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
@@ -99,7 +110,7 @@ export class RunManager implements RunService {
    * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
    */
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body);
+    await checkRunBody(body, this.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
       const kept = await keptRun(this.storage, assistant, owner, body);

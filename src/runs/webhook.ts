@@ -12,7 +12,6 @@ import {
   ipBytes,
   isLocalhostName,
   refusal,
-  webhookPolicy,
   type AddressPolicy,
 } from "./net-policy.js";
 import { toJson } from "../lib/serde.js";
@@ -30,9 +29,9 @@ const portOf = (u: URL) => Number(u.port) || (u.protocol === "https:" ? 443 : 80
 
 /**
  * Validates a webhook URL at run creation: a path on this server, or an http(s) URL whose host (resolved) is
- * an address webhooks may reach; 422 naming `webhook` otherwise.
+ * an address webhooks may reach under the server's `policy`; 422 naming `webhook` otherwise.
  */
-export async function checkWebhookUrl(url: string): Promise<void> {
+export async function checkWebhookUrl(url: string, policy: AddressPolicy): Promise<void> {
   if (isRelative(url)) return;
   let u: URL;
   try {
@@ -42,7 +41,7 @@ export async function checkWebhookUrl(url: string): Promise<void> {
   }
   if (u.protocol !== "http:" && u.protocol !== "https:")
     throw invalidInput("webhook: must be an http(s) URL", "webhook");
-  const why = await hostRefusal(u.hostname, portOf(u), webhookPolicy());
+  const why = await hostRefusal(u.hostname, portOf(u), policy);
   if (why) throw invalidInput(`webhook: refused: ${why}`, "webhook");
 }
 
@@ -129,16 +128,15 @@ async function deliver(
   }
 }
 
-/** Delivers the payload; never throws (failures are logged). */
-export async function sendWebhook(url: string, payload: unknown, logger: Logger): Promise<void> {
+/** Delivers the payload to what the server's `policy` lets webhooks reach; never throws (failures are logged). */
+export async function sendWebhook(
+  url: string,
+  payload: unknown,
+  logger: Logger,
+  policy: AddressPolicy,
+): Promise<void> {
   const log = (msg: string) => logger.warn(msg);
   const body = toJson(payload);
-  let policy: AddressPolicy;
-  try {
-    policy = webhookPolicy();
-  } catch (e) {
-    return log(`webhook ${url}: ${(e as Error).message}; not sent`);
-  }
   let self: string | null = null;
   let target: URL;
   if (isRelative(url)) {

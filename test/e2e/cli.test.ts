@@ -150,7 +150,7 @@ describe("a project with every export kind and env as a dict", () => {
   beforeAll(() => {
     expect(process.env.HANGAR_FIXTURE_DICT_VAR).toBeUndefined();
   });
-  const hangar = useHangar({ config: PROJECT_CONFIG });
+  const hangar = useHangar({ process: true, config: PROJECT_CONFIG });
 
   it("startup output lists the loaded graph ids", async () => {
     const ids = ["fx_compiled", "fx_uncompiled", "fx_factory", "fx_env"];
@@ -194,7 +194,7 @@ describe("a project with env as a .env path", () => {
   beforeAll(() => {
     expect(process.env.HANGAR_FIXTURE_DOTENV_VAR).toBeUndefined();
   });
-  const hangar = useHangar({ config: DOTENV_CONFIG });
+  const hangar = useHangar({ process: true, config: DOTENV_CONFIG });
 
   it("values from the .env file reach the graph", async () => {
     const t = await hangar.client.threads.create();

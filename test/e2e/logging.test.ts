@@ -41,7 +41,7 @@ function expectNoCredentials(output: string): void {
 }
 
 describe("hangar dev, pretty logs (the default)", () => {
-  const hangar = useHangar({ config: CONFIG, env: { LOG_FORMAT: "", LOG_LEVEL: "" } });
+  const hangar = useHangar({ process: true, config: CONFIG, env: { LOG_FORMAT: "", LOG_LEVEL: "" } });
 
   it("prints a request line, the run's lifecycle, and the throwing node's stack with graph and node", async () => {
     const answer = await exercise(hangar);
@@ -70,7 +70,7 @@ describe("hangar dev, pretty logs (the default)", () => {
 });
 
 describe("hangar dev, LOG_FORMAT=json", () => {
-  const hangar = useHangar({ config: CONFIG, env: { LOG_FORMAT: "json", LOG_LEVEL: "" } });
+  const hangar = useHangar({ process: true, config: CONFIG, env: { LOG_FORMAT: "json", LOG_LEVEL: "" } });
 
   it("prints one JSON object per line: request lines with their fields, the node's error with its stack", async () => {
     await exercise(hangar);
@@ -111,7 +111,12 @@ describe("hangar dev, LOG_FORMAT=json", () => {
 });
 
 describe("hangar serve, JSON by default", () => {
-  const hangar = useHangar({ config: CONFIG, command: "serve", env: { LOG_FORMAT: "", LOG_LEVEL: "" } });
+  const hangar = useHangar({
+    process: true,
+    config: CONFIG,
+    command: "serve",
+    env: { LOG_FORMAT: "", LOG_LEVEL: "" },
+  });
 
   it("prints one JSON object per line", async () => {
     expect((await fetch(`${hangar.server.url}/ok`)).status).toBe(200);

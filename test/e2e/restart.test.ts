@@ -60,7 +60,8 @@ async function snapshot(c: Client): Promise<Snapshot> {
 
 beforeAll(async () => {
   dataDir = tempDir("hangar-restart-");
-  first = await startHangar({ dataDir });
+  // A process: it is killed with runs in flight.
+  first = await startHangar({ process: true, dataDir });
   const c1 = noRetryClient(first.url);
 
   const a = await c1.assistants.create({

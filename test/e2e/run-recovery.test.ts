@@ -32,7 +32,8 @@ let queuedId = "";
 
 beforeAll(async () => {
   dataDir = tempDir("hangar-recovery-");
-  first = await startHangar({ config: RUNS_CONFIG, dataDir });
+  // A process: it is killed mid-run.
+  first = await startHangar({ process: true, config: RUNS_CONFIG, dataDir });
   const c1 = noRetryClient(first.url);
   threadId = (await c1.threads.create()).thread_id;
   // Two quick steps, then step 2 holds until the gate opens (which happens only after the restart).

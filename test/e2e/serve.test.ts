@@ -4,7 +4,7 @@
 import { describe, expect, it } from "vitest";
 import { runHangar, useHangar, EXAMPLE_CONFIG } from "../helpers/server.ts";
 
-const hangar = useHangar({ command: "serve" });
+const hangar = useHangar({ process: true, command: "serve" });
 const NO_BACKEND = { DATABASE_URL: "", REDIS_URL: "" };
 
 describe("hangar serve", () => {

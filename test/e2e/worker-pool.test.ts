@@ -40,7 +40,8 @@ describe("HANGAR_MAX_ATTEMPTS", () => {
 
   it("a run interrupted by crashes more often than allowed ends in error instead of starting again", async () => {
     const env = { HANGAR_MAX_ATTEMPTS: "1" };
-    const first = await startHangar({ config: RUNS_CONFIG, dataDir, env });
+    // A process: it is killed mid-run.
+    const first = await startHangar({ process: true, config: RUNS_CONFIG, dataDir, env });
     let threadId = "";
     let runId = "";
     try {

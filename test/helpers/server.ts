@@ -1,6 +1,8 @@
-// Test harness: starts the real `hangar dev` CLI as a child process on a free loopback port, or, in the
-// "postgres" vitest project (HANGAR_TEST_BACKEND=postgres), `hangar serve` on PostgreSQL + Redis: each data
-// dir then stands for a deployment (schema + Redis prefix derived from its path), dropped after the file.
+// Test harness: starts an Agent Server on a free loopback port, in this process by default (`startServer`, as
+// `hangar dev` does), or as the real CLI process (`process: true`: `hangar dev`, or `hangar serve`) for tests
+// about the process. In the "postgres" vitest project (HANGAR_TEST_BACKEND=postgres) it runs on PostgreSQL +
+// Redis, as `hangar serve` does: each data dir then stands for a deployment (schema + Redis prefix derived
+// from its path), dropped after the file.
 import { spawn, type ChildProcess } from "node:child_process";
 import { mkdtempSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
@@ -8,6 +10,11 @@ import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll } from "vitest";
+import { announce } from "../../src/cli/dev.ts";
+import { serveBackend } from "../../src/cli/serve.ts";
+import { createLogger } from "../../src/lib/logger.ts";
+import { loadSettings } from "../../src/lib/settings.ts";
+import { startServer, type ClusterBackend } from "../../src/server.ts";
 import { BACKEND, clusterEnv, clusterTargetFor, dropCluster, type ClusterTarget } from "./backend.ts";
 
 export { BACKEND, type Backend, type ClusterTarget } from "./backend.ts";
@@ -20,22 +27,33 @@ export interface HangarProcess {
   url: string;
   client: Client;
   dataDir: string;
-  proc: ChildProcess;
+  /** The CLI process, when started with `process: true`; absent for a server in this process. */
+  proc?: ChildProcess;
   /** On the postgres backend: where its data lives (share it with `startHangar({ cluster })`). */
   cluster?: ClusterTarget;
   output: () => string;
-  /** Graceful stop (SIGTERM) and wait for exit. */
+  /** Graceful stop (SIGTERM and wait for exit; in this process: the server closes). */
   stop: () => Promise<void>;
-  /** SIGKILL and wait for exit. */
+  /** SIGKILL and wait for exit (a server process only: start it with `process: true`). */
   kill: () => Promise<void>;
 }
 
+/** A server started as a CLI process (`process: true`). */
+export interface SpawnedHangar extends HangarProcess {
+  proc: ChildProcess;
+}
+
 export interface StartOptions {
+  /**
+   * Run the real CLI as a child process (what the test is about is the process: kills, signals, its output
+   * and exit code, env files `dev` loads, reload). Implied by `args` and `mode`. Default: in this process.
+   */
+  process?: boolean;
   config?: string;
   dataDir?: string;
   env?: Record<string, string>;
   args?: string[];
-  /** The CLI command: `dev` (default, started with --no-reload) or `serve`. Always `serve` on postgres. */
+  /** The CLI command (with `process`): `dev` (default, started with --no-reload) or `serve`. Always `serve` on postgres. */
   command?: "dev" | "serve";
   /** `serve --mode` (api, worker or all); not passed when absent. */
   mode?: "api" | "worker" | "all";
@@ -65,30 +83,30 @@ function baseEnv(): NodeJS.ProcessEnv {
   return { ...env, LOG_FORMAT: "pretty" };
 }
 
-/** Servers of this test file still running (with their schema on postgres), and the deployments used. */
-const live = new Map<ChildProcess, string | undefined>();
+/** A server of this test file still running: how to end it at once, and its schema on postgres. */
+interface Live {
+  halt: () => Promise<void>;
+  schema?: string;
+}
+
+/** Servers of this test file still running, and the deployments used. */
+const live = new Set<Live>();
 const deployments = new Map<string, ClusterTarget>();
 
 /** Drops a deployment once no server of this file runs on it any more. */
 async function dropIfUnused(target: ClusterTarget): Promise<void> {
-  if ([...live.values()].includes(target.schema)) return;
+  if ([...live].some((l) => l.schema === target.schema)) return;
   if (deployments.delete(target.schema)) await dropCluster(target);
 }
 
-if (BACKEND === "postgres") {
-  // Registered when a test file imports the harness, so it runs after the file's own afterAll hooks
-  // (stacked): whatever a test left running is killed, then every schema and Redis prefix it used dropped.
-  afterAll(async () => {
-    await Promise.all(
-      [...live.keys()].map((p) => {
-        p.kill("SIGKILL");
-        return waitExit(p);
-      }),
-    );
-    for (const target of deployments.values()) await dropCluster(target);
-    deployments.clear();
-  });
-}
+// Registered when a test file imports the harness, so it runs after the file's own afterAll hooks (stacked):
+// whatever a test left running is ended (killed, or closed in this process), then on postgres every schema and
+// Redis prefix it used dropped.
+afterAll(async () => {
+  await Promise.all([...live].map((l) => l.halt()));
+  for (const target of deployments.values()) await dropCluster(target);
+  deployments.clear();
+});
 
 /** The deployment (schema, Redis prefix, URLs) of a server started on the postgres backend. */
 export function clusterOf(server: HangarProcess): ClusterTarget {
@@ -111,14 +129,93 @@ function waitExit(proc: ChildProcess): Promise<void> {
 }
 
 /**
- * Starts `hangar dev --port 0 --data-dir <dir>` (embedded) or `hangar serve --port 0` on the data dir's
- * PostgreSQL + Redis deployment (postgres), and resolves once it prints where it listens.
+ * Starts a server on a free port of 127.0.0.1 and resolves once it listens: in this process (`startServer`,
+ * embedded in the data dir, or on the data dir's PostgreSQL + Redis deployment on postgres), or with
+ * `process: true` the CLI, `hangar dev --port 0 --data-dir <dir>` (embedded) or `hangar serve --port 0`
+ * (postgres).
  */
+export async function startHangar(opts: StartOptions & { process: true }): Promise<SpawnedHangar>;
+export async function startHangar(opts?: StartOptions): Promise<HangarProcess>;
 export async function startHangar(opts: StartOptions = {}): Promise<HangarProcess> {
   const dataDir = opts.dataDir ?? tempDir();
-  const postgres = BACKEND === "postgres";
-  const command = postgres ? "serve" : (opts.command ?? "dev");
-  const cluster = postgres ? (opts.cluster ?? clusterTargetFor(dataDir)) : undefined;
+  const cluster = BACKEND === "postgres" ? (opts.cluster ?? clusterTargetFor(dataDir)) : undefined;
+  const env = cluster
+    ? { ...baseEnv(), ...POSTGRES_TEST_KNOBS, ...clusterEnv(cluster), ...opts.env }
+    : { ...baseEnv(), ...opts.env };
+  if (cluster) deployments.set(cluster.schema, cluster);
+  const spawned = opts.process || opts.args?.length || opts.mode;
+  return spawned ? spawnHangar(opts, dataDir, env, cluster) : inProcess(opts, dataDir, env, cluster);
+}
+
+/**
+ * tsx's CommonJS loader, as the CLI registers it (src/cli/typescript.ts): a CommonJS project's graphs
+ * `require()` TypeScript. (The test runner already loads ES modules and TypeScript through its own loader.)
+ */
+let cjsTypeScript: Promise<void> | undefined;
+const requireTypeScript = () =>
+  (cjsTypeScript ??= import("tsx/cjs/api").then(({ register }) => void register()));
+
+/** The server in this process, logging into a buffer (`output()`) as the CLI would to its terminal. */
+async function inProcess(
+  opts: StartOptions,
+  dataDir: string,
+  env: Record<string, string | undefined>,
+  cluster: ClusterTarget | undefined,
+): Promise<HangarProcess> {
+  await requireTypeScript();
+  let out = "";
+  const settings = loadSettings(env);
+  const log = createLogger({
+    level: settings.logging.level,
+    format: settings.logging.format ?? (opts.command === "serve" ? "json" : "pretty"),
+    destination: { write: (line: string) => void (out += line) },
+  });
+  let backend: ClusterBackend | undefined;
+  if (cluster) {
+    const b = serveBackend(settings.cluster, "all");
+    if (typeof b === "string") throw new Error(`hangar serve: ${b}`);
+    backend = b;
+  }
+  const server = await startServer({
+    configPath: resolve(ROOT, opts.config ?? EXAMPLE_CONFIG),
+    dataDir: backend ? undefined : dataDir,
+    cluster: backend,
+    host: "127.0.0.1",
+    port: 0,
+    logger: log,
+    env,
+  }).catch((e: Error) => {
+    throw new Error(`hangar failed to start: ${e.message}\n${out}`, { cause: e });
+  });
+  announce(log, server, backend);
+  let closed: Promise<void> | undefined;
+  const me: Live = { halt: () => (closed ??= server.close()), schema: cluster?.schema };
+  live.add(me);
+  const stop = async () => {
+    await me.halt();
+    live.delete(me);
+  };
+  return {
+    url: server.url,
+    dataDir,
+    cluster,
+    client: new Client({ apiUrl: server.url }),
+    output: () => out,
+    stop,
+    kill: () => {
+      throw new Error("kill(): this server runs in the test's process; start it with { process: true }");
+    },
+  };
+}
+
+/** The CLI as a child process: `hangar dev --no-reload` or `hangar serve` (always `serve` on postgres). */
+async function spawnHangar(
+  opts: StartOptions,
+  dataDir: string,
+  env: Record<string, string | undefined>,
+  cluster: ClusterTarget | undefined,
+): Promise<SpawnedHangar> {
+  const command = cluster ? "serve" : (opts.command ?? "dev");
   const args = [
     BIN,
     command,
@@ -133,13 +230,16 @@ export async function startHangar(opts: StartOptions = {}): Promise<HangarProces
     ...(opts.mode ? ["--mode", opts.mode] : []),
     ...(opts.args ?? []),
   ];
-  const env = cluster
-    ? { ...baseEnv(), ...POSTGRES_TEST_KNOBS, ...clusterEnv(cluster), ...opts.env }
-    : { ...baseEnv(), ...opts.env };
-  if (cluster) deployments.set(cluster.schema, cluster);
   const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
-  live.set(proc, cluster?.schema);
-  proc.once("exit", () => live.delete(proc));
+  const me: Live = {
+    halt: () => {
+      proc.kill("SIGKILL");
+      return waitExit(proc);
+    },
+    schema: cluster?.schema,
+  };
+  live.add(me);
+  proc.once("exit", () => live.delete(me));
   let out = "";
   proc.stdout!.on("data", (d) => (out += d));
   proc.stderr!.on("data", (d) => (out += d));

@@ -12,6 +12,7 @@ import {
   startHangar,
   tempDir,
   type HangarProcess,
+  type SpawnedHangar,
 } from "../helpers/server.ts";
 import { RUNS_CONFIG, Scratch, job, logOf, markerLines, waitFor } from "../helpers/runs.ts";
 
@@ -19,7 +20,7 @@ const scratch = new Scratch();
 const home = tempDir("hangar-lifecycle-");
 const target = clusterTargetFor(home);
 let api: HangarProcess;
-const workers: HangarProcess[] = [];
+const workers: SpawnedHangar[] = [];
 let client: Client;
 
 // A short grace period so the hand-back happens within the test, and a lease far longer than the test so
@@ -28,9 +29,12 @@ const env = { HANGAR_SHUTDOWN_GRACE_SECONDS: "1", HANGAR_LEASE_SECONDS: "120" };
 
 beforeAll(async () => {
   expect(BACKEND, "lifecycle.test.ts runs in the postgres project only").toBe("postgres");
-  api = await startHangar({ config: RUNS_CONFIG, mode: "api", cluster: target, env });
+  // Processes: a worker is stopped with SIGTERM.
+  api = await startHangar({ process: true, config: RUNS_CONFIG, mode: "api", cluster: target, env });
   for (let i = 0; i < 2; i++) {
-    workers.push(await startHangar({ config: RUNS_CONFIG, mode: "worker", cluster: target, env }));
+    workers.push(
+      await startHangar({ process: true, config: RUNS_CONFIG, mode: "worker", cluster: target, env }),
+    );
   }
   client = noRetryClient(api.url);
 });

@@ -16,7 +16,9 @@ const MB = 1024 * 1024;
 
 // A stream whose client takes nothing for 15 s is dropped (the default is 30 s); long enough for the runs
 // to end while all the stalled streams are still open.
+// A process of its own: the test measures the server's memory.
 const hangar = useHangar({
+  process: true,
   config: CONFIG,
   env: { HANGAR_STREAM_STALL_SECONDS: "15" },
 });
@@ -112,7 +114,7 @@ describe("slow readers", () => {
     { timeout: 150_000 },
     async () => {
       const { server, client } = hangar;
-      const pid = server.proc.pid!;
+      const pid = server.proc!.pid!;
 
       // Warm up (graph loaded, one flood run through a reading client), then the baseline.
       const warm = await client.threads.create();

@@ -1,5 +1,9 @@
 // Runs the TypeScript schema extraction in a worker thread, so the compiler's seconds of CPU never block
 // the event loop that serves requests and runs graphs.
+import { readFileSync } from "node:fs";
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
 import type { StaticResult, StaticTarget } from "./static.js";
 
@@ -18,13 +22,26 @@ import(workerData.tsx)
   );
 `;
 
+/**
+ * Where tsx's ESM API is: `import.meta.resolve`, or where a module loader lacks it (a server started inside a
+ * test runner) the `import` entry of the package's exports.
+ */
+function tsxApiUrl(): string {
+  if (typeof import.meta.resolve === "function") return import.meta.resolve("tsx/esm/api");
+  const pkgFile = createRequire(import.meta.url).resolve("tsx/package.json");
+  const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as {
+    exports: Record<string, { import: { default: string } }>;
+  };
+  return pathToFileURL(join(dirname(pkgFile), pkg.exports["./esm/api"].import.default)).href;
+}
+
 /** Extracts the schemas of graphs (and of their subgraphs) from their types, in a worker thread. */
 export function extractInWorker(graphs: StaticTarget[]): Promise<StaticResult[]> {
   return new Promise((resolve, reject) => {
     const worker = new Worker(WORKER_SOURCE, {
       eval: true,
       workerData: {
-        tsx: import.meta.resolve("tsx/esm/api"),
+        tsx: tsxApiUrl(),
         extractor: new URL("./static.js", import.meta.url).href,
         graphs,
       },
