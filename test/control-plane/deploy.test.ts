@@ -7,16 +7,8 @@ import { runCli, type CliRun } from "../helpers/cli.ts";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  cpAdmin,
-  cpClient,
-  createdId,
-  createdKey,
-  startCp,
-  type CpClient,
-  type CpProcess,
-} from "../helpers/control-plane.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { BIN, cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
 
 const KEY = "hangar-deploy-test-key";
@@ -48,8 +40,6 @@ const deploy = (args: string[], opts: { cwd?: string; env?: Record<string, strin
 
 /** The usual settings: the control plane's URL and the key in the environment. */
 const withKey = () => ({ HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: KEY });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Two replies of the chat graph (its fake model alternates two lines per process, one has the greeting). */
 async function reply(url: string): Promise<string> {
@@ -296,15 +286,7 @@ describe("hangar deploy", () => {
   });
 
   it("an organization on the free plan cannot deploy from the CLI: 403, and the CLI says what is needed", async () => {
-    const org = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "hobby", "--plan", "free")).output,
-      "organization",
-    );
-    const ws = createdId(
-      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "main")).output,
-      "workspace",
-    );
-    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const { key } = await cpTenancy(cp.dataDir).tenant("hobby", "free");
     const free = await deploy(["--name", "free-plan"], {
       env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: key },
     });
@@ -317,16 +299,7 @@ describe("hangar deploy", () => {
   });
 
   it("--image deploys a prebuilt image through a k8s listener; deploying again updates it", async () => {
-    const org = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "onprem", "--plan", "self_hosted_enterprise"))
-        .output,
-      "organization",
-    );
-    const ws = createdId(
-      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "k8s")).output,
-      "workspace",
-    );
-    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const { key } = await cpTenancy(cp.dataDir).tenant("onprem", "self_hosted_enterprise");
     const onprem = cpClient(cp.url, { "x-api-key": key });
     const listener = await onprem.post("/v2/listeners", {
       compute_type: "k8s",
@@ -368,15 +341,15 @@ describe("hangar deploy", () => {
     let out = "";
     proc.stdout.on("data", (d) => (out += d));
     const exited = new Promise<number | null>((res) => proc.once("exit", (code) => res(code)));
-    await sleep(1500);
+    // Following once it printed the last line so far (it reads on from there).
+    await vi.waitFor(() => expect(out).not.toBe(""), { timeout: 60_000, interval: 50 });
     const r = await deploy(["--no-wait", "--json"], { env: withKey() });
     expect(r.code).toBe(0);
     const revision = jsonLines(r.stdout).find((e) => e.event === "updated").revision_id;
-    const deadline = Date.now() + 60_000;
-    while (!out.includes(`Revision ${revision} deployed`)) {
-      if (Date.now() > deadline) throw new Error(`no deployed line followed:\n${out}`);
-      await sleep(250);
-    }
+    await vi.waitFor(() => expect(out).toContain(`Revision ${revision} deployed`), {
+      timeout: 120_000,
+      interval: 100,
+    });
     proc.kill("SIGINT");
     expect(await exited).toBe(0);
   });
@@ -391,15 +364,15 @@ describe("hangar deploy", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(`Deleted deployment 'my-chat-project' (${id}).`);
     expect((await api.get(`/v2/deployments/${id}`)).status).toBe(404);
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const status = await fetch(`${url}/ok`)
-        .then((res) => res.status)
-        .catch(() => 0);
-      if (status !== 200) break;
-      if (Date.now() > deadline) throw new Error("the deleted deployment still answers");
-      await sleep(250);
-    }
+    await vi.waitFor(
+      async () => {
+        const status = await fetch(`${url}/ok`)
+          .then((res) => res.status)
+          .catch(() => 0);
+        expect(status, "the deleted deployment still answers").not.toBe(200);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
     const list = await deploy(["list", "--json"], { env: withKey() });
     expect(list.stdout).not.toContain(id);
   });

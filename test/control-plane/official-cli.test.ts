@@ -7,16 +7,8 @@ import { randomUUID } from "node:crypto";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  cpAdmin,
-  cpClient,
-  createdId,
-  createdKey,
-  startCp,
-  type CpClient,
-  type CpProcess,
-} from "../helpers/control-plane.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { BIN, cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
 
 const KEY = "hangar-official-cli-test-key";
@@ -85,18 +77,16 @@ async function answer(url: string): Promise<{ secret: string; version: string }>
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function waitGone(url: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const status = await fetch(`${url}/ok`)
-      .then((res) => res.status)
-      .catch(() => 0);
-    if (status !== 200) return;
-    if (Date.now() > deadline) throw new Error(`the deleted deployment still answers at ${url}`);
-    await sleep(250);
-  }
+  await vi.waitFor(
+    async () => {
+      const status = await fetch(`${url}/ok`)
+        .then((res) => res.status)
+        .catch(() => 0);
+      expect(status, `the deleted deployment still answers at ${url}`).not.toBe(200);
+    },
+    { timeout: 30_000, interval: 100 },
+  );
 }
 
 /** Lines of a table printed by the official CLI, split on runs of two or more spaces. */
@@ -202,20 +192,10 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
   });
 
   it("an organization key: the CLI's workspace question is answered by LANGSMITH_TENANT_ID", async () => {
-    const orgId = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "cli-org", "--plan", "plus")).output,
-      "organization",
-    );
-    const wsIds: string[] = [];
-    for (const name of ["one", "two"]) {
-      wsIds.push(
-        createdId(
-          (await cpAdmin(cp.dataDir, "create-workspace", "--org", orgId, "--name", name)).output,
-          "workspace",
-        ),
-      );
-    }
-    const orgKey = createdKey((await cpAdmin(cp.dataDir, "create-key", "--org", orgId)).output);
+    const admin = cpTenancy(cp.dataDir);
+    const orgId = await admin.createOrg("cli-org", "plus");
+    const wsIds = [await admin.createWorkspace(orgId, "one"), await admin.createWorkspace(orgId, "two")];
+    const orgKey = await admin.createKey({ orgId });
     const none = await run(
       [OFFICIAL_BIN, "deploy", "--name", "x", "--remote", "--no-input", "--host-url", cp.url],
       dir,
@@ -236,15 +216,7 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
   });
 
   it("an organization on the free plan cannot deploy from the command line: 403, nothing created", async () => {
-    const org = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "hobby", "--plan", "free")).output,
-      "organization",
-    );
-    const ws = createdId(
-      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "main")).output,
-      "workspace",
-    );
-    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const { key } = await cpTenancy(cp.dataDir).tenant("hobby", "free");
     const r = await official(["--remote", "--name", "free-plan", "--no-input"], dir, {
       LANGSMITH_API_KEY: key,
     });
