@@ -151,14 +151,39 @@ describe("hangar deploy", () => {
   });
 
   it("deploy list, revisions list and logs", async () => {
-    const list = await deploy(["list"], { env: withKey() });
+    // Read-only commands: run at once.
+    const [list, json, revs, build, first, dep] = await Promise.all([
+      deploy(["list"], { env: withKey() }),
+      deploy(["list", "--json"], { env: withKey() }),
+      deploy(["revisions", "list", id, "--json"], { env: withKey() }),
+      // Build logs of the latest revision, by the directory's name.
+      deploy(["logs", "--type", "build"], { env: withKey() }),
+      // Build logs of the first revision, the last 2 lines.
+      deploy(
+        [
+          "logs",
+          "--deployment-id",
+          id,
+          "--type",
+          "build",
+          "--revision-id",
+          firstRevision,
+          "--limit",
+          "2",
+          "--json",
+        ],
+        { env: withKey() },
+      ),
+      // Deploy logs by name.
+      deploy(["logs", "--name", "my-chat-project", "--level", "info"], { env: withKey() }),
+    ]);
+
     expect(list.code).toBe(0);
     const [header, ...rows] = list.stdout.trim().split("\n");
     expect(header).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS\s+URL$/);
     const row = rows.find((l) => l.startsWith(id))!;
     expect(row).toMatch(new RegExp(`^${id}\\s+my-chat-project\\s+dev\\s+DEPLOYED\\s+${url}$`));
 
-    const json = await deploy(["list", "--json"], { env: withKey() });
     expect(jsonLines(json.stdout)).toContainEqual({
       id,
       name: "my-chat-project",
@@ -167,40 +192,19 @@ describe("hangar deploy", () => {
       url,
     });
 
-    const revs = await deploy(["revisions", "list", id, "--json"], { env: withKey() });
     expect(revs.code).toBe(0);
     const revisions = jsonLines(revs.stdout);
     expect(revisions).toHaveLength(2);
     expect(revisions[1].id).toBe(firstRevision);
     expect(revisions[0].active).toBe(true);
 
-    // Build logs of the latest revision, by the directory's name.
-    const build = await deploy(["logs", "--type", "build"], { env: withKey() });
     expect(build.code).toBe(0);
     expect(build.stdout).toMatch(/INFO\s+graph ok: chat/);
     expect(build.stdout).toMatch(/Build finished/);
-    // Build logs of the first revision, the last 2 lines.
-    const first = await deploy(
-      [
-        "logs",
-        "--deployment-id",
-        id,
-        "--type",
-        "build",
-        "--revision-id",
-        firstRevision,
-        "--limit",
-        "2",
-        "--json",
-      ],
-      { env: withKey() },
-    );
     const lines = jsonLines(first.stdout);
     expect(lines).toHaveLength(2);
     expect(lines.every((l) => l.revision_id === firstRevision)).toBe(true);
     expect(lines[1].message).toMatch(/Build finished/);
-    // Deploy logs by name.
-    const dep = await deploy(["logs", "--name", "my-chat-project", "--level", "info"], { env: withKey() });
     expect(dep.code).toBe(0);
     expect(dep.stdout).toMatch(/deployed/);
   });
@@ -237,29 +241,11 @@ describe("hangar deploy", () => {
   });
 
   it("errors: one sentence and an exit code each", async () => {
-    const wrong = await deploy([], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } });
-    // the .env key is not used when the environment has one
-    expect(wrong.code).toBe(3);
-    expect(wrong.stderr.trim()).toMatch(
-      /^hangar deploy: The control plane at .* refused the API key \(Invalid API key\.\)/,
-    );
-    expect(wrong.stderr.trim().split("\n")).toHaveLength(1);
-
     const bare = join(base, "bare");
     cpSync(project, bare, { recursive: true });
     writeFileSync(join(bare, ".env"), "");
-    const noKey = await deploy(["list"], { cwd: bare, env: { HANGAR_HOST_URL: cp.url } });
-    expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toMatch(/No API key: pass --api-key, set HANGAR_API_KEY/);
-
     const empty = join(base, "empty");
     mkdirSync(empty);
-    const noConfig = await deploy([], { cwd: empty, env: withKey() });
-    expect(noConfig.code).toBe(2);
-    expect(noConfig.stderr).toMatch(
-      /No langgraph\.json in .*empty: run `hangar deploy` in a LangGraph project/,
-    );
-
     // A loopback port nothing listens on.
     const { createServer } = await import("node:net");
     const port = await new Promise<number>((res) => {
@@ -268,19 +254,39 @@ describe("hangar deploy", () => {
         s.close(() => res(p));
       });
     });
-    const down = await deploy(["list"], {
-      env: { HANGAR_HOST_URL: `http://127.0.0.1:${port}`, HANGAR_API_KEY: KEY },
-    });
+    // Independent commands: run at once.
+    const [wrong, noKey, noConfig, down, json, unknown] = await Promise.all([
+      // the .env key is not used when the environment has one
+      deploy([], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } }),
+      deploy(["list"], { cwd: bare, env: { HANGAR_HOST_URL: cp.url } }),
+      deploy([], { cwd: empty, env: withKey() }),
+      deploy(["list"], { env: { HANGAR_HOST_URL: `http://127.0.0.1:${port}`, HANGAR_API_KEY: KEY } }),
+      deploy(["--json"], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } }),
+      deploy(["logs", "--name", "no-such-deployment"], { env: withKey() }),
+    ]);
+
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr.trim()).toMatch(
+      /^hangar deploy: The control plane at .* refused the API key \(Invalid API key\.\)/,
+    );
+    expect(wrong.stderr.trim().split("\n")).toHaveLength(1);
+
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/No API key: pass --api-key, set HANGAR_API_KEY/);
+
+    expect(noConfig.code).toBe(2);
+    expect(noConfig.stderr).toMatch(
+      /No langgraph\.json in .*empty: run `hangar deploy` in a LangGraph project/,
+    );
+
     expect(down.code).toBe(4);
     expect(down.stderr).toMatch(
       /Cannot reach the control plane at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
     );
 
-    const json = await deploy(["--json"], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } });
     expect(json.code).toBe(3);
     expect(jsonLines(json.stdout).at(-1)).toMatchObject({ event: "error", exit_code: 3 });
 
-    const unknown = await deploy(["logs", "--name", "no-such-deployment"], { env: withKey() });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/No deployment named 'no-such-deployment'/);
   });

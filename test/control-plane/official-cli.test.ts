@@ -152,12 +152,25 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
   });
 
   it("deploy list, deploy revisions list, deploy logs (build and deploy)", async () => {
-    const list = await official(["list"], dir);
+    // Read-only commands: run at once.
+    const [list, revs, build, first, deployLogs, revLogs] = await Promise.all([
+      official(["list"], dir),
+      official(["revisions", "list", id], dir),
+      // Build logs of the latest revision, found by name.
+      official(["logs", "--type", "build", "--name", "official-env"], dir),
+      // The first revision's, filtered by a query: only the matching lines.
+      official(
+        ["logs", "--type", "build", "--deployment-id", id, "--revision-id", firstRevision, "-q", "graph ok"],
+        dir,
+      ),
+      // Runtime logs, of the deployment and of one revision.
+      official(["logs", "--deployment-id", id], dir),
+      official(["logs", "--deployment-id", id, "--revision-id", firstRevision], dir),
+    ]);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^Deployment ID\s+Deployment Name\s+Deployment URL/);
     expect(rows(list.stdout)).toContainEqual([id, "official-env", url]);
 
-    const revs = await official(["revisions", "list", id], dir);
     expect(revs.code, revs.stderr).toBe(0);
     const revRows = rows(revs.stdout);
     expect(revRows.map((r) => r.slice(0, 2))).toEqual([
@@ -165,27 +178,17 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
       [firstRevision, "REPLACED"],
     ]);
 
-    // Build logs of the latest revision, found by name.
-    const build = await official(["logs", "--type", "build", "--name", "official-env"], dir);
     expect(build.code, build.stderr).toBe(0);
     expect(build.stdout).toContain(`Using latest revision: ${secondRevision}`);
     expect(build.stdout).toMatch(/\[INFO\] graph ok: agent/);
     expect(build.stdout).toMatch(/\[INFO\] Build finished/);
-    // The first revision's, filtered by a query: only the matching lines.
-    const first = await official(
-      ["logs", "--type", "build", "--deployment-id", id, "--revision-id", firstRevision, "-q", "graph ok"],
-      dir,
-    );
     expect(first.code, first.stderr).toBe(0);
     const lines = first.stdout.trim().split("\n");
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.includes("graph ok"))).toBe(true);
     expect(first.stdout).toContain(`builds/${firstRevision}/`);
-    // Runtime logs, of the deployment and of one revision.
-    const deployLogs = await official(["logs", "--deployment-id", id], dir);
     expect(deployLogs.code, deployLogs.stderr).toBe(0);
     expect(deployLogs.stdout).toContain(`Revision ${secondRevision} deployed`);
-    const revLogs = await official(["logs", "--deployment-id", id, "--revision-id", firstRevision], dir);
     expect(revLogs.code, revLogs.stderr).toBe(0);
     expect(revLogs.stdout).toContain(`Revision ${firstRevision} deployed`);
     expect(revLogs.stdout).not.toContain(`Revision ${secondRevision} deployed`);
