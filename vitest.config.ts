@@ -49,8 +49,9 @@ export default defineConfig({
     // A test file mostly waits on the servers it started (a child process, or PostgreSQL and Redis), so more files
     // run at once than there are cores (vitest's default is one less than the cores: a single file on 2 cores).
     maxWorkers: Math.max(3, availableParallelism()),
-    // Every CLI a test spawns runs src/ through tsx, never a dist/ build that may be older (bin/hangar.js).
-    env: { HANGAR_FROM_SOURCE: "1" },
+    // Every CLI a test spawns runs the code under test compiled: the setup builds dist/ unless it is as new as src/
+    // (bin/hangar.js runs src/ through tsx whenever a file of src/ is newer than the build).
+    globalSetup: ["test/helpers/build-setup.ts"],
     projects: [
       {
         extends: true,
@@ -84,7 +85,7 @@ export default defineConfig({
           ],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
           env: { HANGAR_TEST_BACKEND: "postgres" },
-          globalSetup: ["test/helpers/postgres-setup.ts"],
+          globalSetup: ["test/helpers/build-setup.ts", "test/helpers/postgres-setup.ts"],
           sequence: { groupOrder: 1 },
         },
       },

@@ -105,21 +105,22 @@ describe("control-plane start-up", () => {
   it("admin commands refuse unknown plans, organizations and workspaces (exit 1)", async () => {
     const dir = tempDir("hangar-cp-admin-");
     dirs.push(dir);
-    const badPlan = await cpAdmin(dir, "create-org", "--name", "x", "--plan", "gold");
+    // The refusals, at once, each on a store of its own.
+    const fresh = () => {
+      const d = tempDir("hangar-cp-admin-");
+      dirs.push(d);
+      return d;
+    };
+    const [badPlan, badOrg, badWs, noScope] = await Promise.all([
+      cpAdmin(fresh(), "create-org", "--name", "x", "--plan", "gold"),
+      cpAdmin(fresh(), "create-workspace", "--org", "00000000-0000-4000-8000-000000000000", "--name", "w"),
+      cpAdmin(fresh(), "create-key", "--workspace", "00000000-0000-4000-8000-000000000000"),
+      cpAdmin(fresh(), "create-key"),
+    ]);
     expect(badPlan.code).toBe(1);
     expect(badPlan.output).toContain("unknown plan");
-    const badOrg = await cpAdmin(
-      dir,
-      "create-workspace",
-      "--org",
-      "00000000-0000-4000-8000-000000000000",
-      "--name",
-      "w",
-    );
     expect(badOrg.code).toBe(1);
-    const badWs = await cpAdmin(dir, "create-key", "--workspace", "00000000-0000-4000-8000-000000000000");
     expect(badWs.code).toBe(1);
-    const noScope = await cpAdmin(dir, "create-key");
     expect(noScope.code).toBe(1);
     // Stopped server: an organization key made offline works once it starts.
     const org = createdId(
@@ -138,18 +139,26 @@ describe("control-plane start-up", () => {
   it("refuses a bad bootstrap plan or upload limit", async () => {
     const dir = tempDir("hangar-cp-admin-");
     dirs.push(dir);
-    const plan = await runHangar(["control-plane", "--port", "0", "--no-reconcile", "--data-dir", dir], {
-      HANGAR_CP_BOOTSTRAP_API_KEY: "k",
-      HANGAR_CP_BOOTSTRAP_PLAN: "gold",
-    });
+    // Each refused start on a data dir of its own, all at once.
+    const other = () => {
+      const d = tempDir("hangar-cp-admin-");
+      dirs.push(d);
+      return d;
+    };
+    const [plan, limit, port] = await Promise.all([
+      runHangar(["control-plane", "--port", "0", "--no-reconcile", "--data-dir", dir], {
+        HANGAR_CP_BOOTSTRAP_API_KEY: "k",
+        HANGAR_CP_BOOTSTRAP_PLAN: "gold",
+      }),
+      runHangar(["control-plane", "--port", "0", "--no-reconcile", "--data-dir", other()], {
+        HANGAR_CP_MAX_UPLOAD_BYTES: "lots",
+      }),
+      runHangar(["control-plane", "--port", "http", "--data-dir", other()]),
+    ]);
     expect(plan.code).toBe(1);
     expect(plan.output).toContain("unknown plan");
-    const limit = await runHangar(["control-plane", "--port", "0", "--no-reconcile", "--data-dir", dir], {
-      HANGAR_CP_MAX_UPLOAD_BYTES: "lots",
-    });
     expect(limit.code).toBe(1);
     expect(limit.output).toContain("HANGAR_CP_MAX_UPLOAD_BYTES");
-    const port = await runHangar(["control-plane", "--port", "http", "--data-dir", dir]);
     expect(port.code).toBe(2);
   });
 });

@@ -6,10 +6,8 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDir, ROOT } from "../helpers/server.ts";
 import {
-  cpAdmin,
   cpClient,
-  createdId,
-  createdKey,
+  cpTenancy,
   startCp,
   type CpClient,
   type CpProcess,
@@ -32,25 +30,20 @@ let p: CpClient;
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/;
 
-async function admin(...args: string[]): Promise<string> {
-  const r = await cpAdmin(cp.dataDir, ...args);
-  expect(r.code, r.output).toBe(0);
-  return r.output;
-}
-
 beforeAll(async () => {
   cp = await startCp({
     env: { HANGAR_CP_BOOTSTRAP_API_KEY: KEY_A, HANGAR_CP_BOOTSTRAP_PLAN: "self_hosted_enterprise" },
   });
   wsA = /workspace "default": ([0-9a-f-]{36})/.exec(cp.output())![1];
   orgE = /organization "default" \(([0-9a-f-]{36})/.exec(cp.output())![1];
-  // The admin commands work on the running control plane's data dir.
-  wsB = createdId(await admin("create-workspace", "--org", orgE, "--name", "b"), "workspace");
-  keyB = createdKey(await admin("create-key", "--workspace", wsB));
-  orgKey = createdKey(await admin("create-key", "--org", orgE));
-  const orgP = createdId(await admin("create-org", "--name", "plus-org", "--plan", "plus"), "organization");
-  wsP = createdId(await admin("create-workspace", "--org", orgP, "--name", "p"), "workspace");
-  keyP = createdKey(await admin("create-key", "--workspace", wsP));
+  // Tenants made on the running control plane's store (the admin CLI itself: admin.test.ts).
+  const admin = cpTenancy(cp.dataDir);
+  wsB = await admin.createWorkspace(orgE, "b");
+  keyB = await admin.createKey({ workspaceId: wsB });
+  orgKey = await admin.createKey({ orgId: orgE });
+  const orgP = await admin.createOrg("plus-org", "plus");
+  wsP = await admin.createWorkspace(orgP, "p");
+  keyP = await admin.createKey({ workspaceId: wsP });
   a = cpClient(cp.url, { "X-Api-Key": KEY_A });
   b = cpClient(cp.url, { "X-Api-Key": keyB });
   p = cpClient(cp.url, { "X-Api-Key": keyP });
@@ -134,9 +127,10 @@ describe("auth", () => {
   });
 
   it("an organization key of a single-workspace organization needs no X-Tenant-Id", async () => {
-    const orgId = createdId(await admin("create-org", "--name", "solo", "--plan", "plus"), "organization");
-    const ws = createdId(await admin("create-workspace", "--org", orgId, "--name", "only"), "workspace");
-    const key = createdKey(await admin("create-key", "--org", orgId));
+    const admin = cpTenancy(cp.dataDir);
+    const orgId = await admin.createOrg("solo", "plus");
+    const ws = await admin.createWorkspace(orgId, "only");
+    const key = await admin.createKey({ orgId });
     const c = cpClient(cp.url, { "X-Api-Key": key });
     const created = await c.post("/v2/deployments", githubBody("solo"));
     expect(created.status).toBe(201);

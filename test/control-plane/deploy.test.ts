@@ -7,16 +7,8 @@ import { runCli, type CliRun } from "../helpers/cli.ts";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  cpAdmin,
-  cpClient,
-  createdId,
-  createdKey,
-  startCp,
-  type CpClient,
-  type CpProcess,
-} from "../helpers/control-plane.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { BIN, cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
 
 const KEY = "hangar-deploy-test-key";
@@ -48,8 +40,6 @@ const deploy = (args: string[], opts: { cwd?: string; env?: Record<string, strin
 
 /** The usual settings: the control plane's URL and the key in the environment. */
 const withKey = () => ({ HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: KEY });
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Two replies of the chat graph (its fake model alternates two lines per process, one has the greeting). */
 async function reply(url: string): Promise<string> {
@@ -161,14 +151,39 @@ describe("hangar deploy", () => {
   });
 
   it("deploy list, revisions list and logs", async () => {
-    const list = await deploy(["list"], { env: withKey() });
+    // Read-only commands: run at once.
+    const [list, json, revs, build, first, dep] = await Promise.all([
+      deploy(["list"], { env: withKey() }),
+      deploy(["list", "--json"], { env: withKey() }),
+      deploy(["revisions", "list", id, "--json"], { env: withKey() }),
+      // Build logs of the latest revision, by the directory's name.
+      deploy(["logs", "--type", "build"], { env: withKey() }),
+      // Build logs of the first revision, the last 2 lines.
+      deploy(
+        [
+          "logs",
+          "--deployment-id",
+          id,
+          "--type",
+          "build",
+          "--revision-id",
+          firstRevision,
+          "--limit",
+          "2",
+          "--json",
+        ],
+        { env: withKey() },
+      ),
+      // Deploy logs by name.
+      deploy(["logs", "--name", "my-chat-project", "--level", "info"], { env: withKey() }),
+    ]);
+
     expect(list.code).toBe(0);
     const [header, ...rows] = list.stdout.trim().split("\n");
     expect(header).toMatch(/^ID\s+NAME\s+TYPE\s+STATUS\s+URL$/);
     const row = rows.find((l) => l.startsWith(id))!;
     expect(row).toMatch(new RegExp(`^${id}\\s+my-chat-project\\s+dev\\s+DEPLOYED\\s+${url}$`));
 
-    const json = await deploy(["list", "--json"], { env: withKey() });
     expect(jsonLines(json.stdout)).toContainEqual({
       id,
       name: "my-chat-project",
@@ -177,40 +192,19 @@ describe("hangar deploy", () => {
       url,
     });
 
-    const revs = await deploy(["revisions", "list", id, "--json"], { env: withKey() });
     expect(revs.code).toBe(0);
     const revisions = jsonLines(revs.stdout);
     expect(revisions).toHaveLength(2);
     expect(revisions[1].id).toBe(firstRevision);
     expect(revisions[0].active).toBe(true);
 
-    // Build logs of the latest revision, by the directory's name.
-    const build = await deploy(["logs", "--type", "build"], { env: withKey() });
     expect(build.code).toBe(0);
     expect(build.stdout).toMatch(/INFO\s+graph ok: chat/);
     expect(build.stdout).toMatch(/Build finished/);
-    // Build logs of the first revision, the last 2 lines.
-    const first = await deploy(
-      [
-        "logs",
-        "--deployment-id",
-        id,
-        "--type",
-        "build",
-        "--revision-id",
-        firstRevision,
-        "--limit",
-        "2",
-        "--json",
-      ],
-      { env: withKey() },
-    );
     const lines = jsonLines(first.stdout);
     expect(lines).toHaveLength(2);
     expect(lines.every((l) => l.revision_id === firstRevision)).toBe(true);
     expect(lines[1].message).toMatch(/Build finished/);
-    // Deploy logs by name.
-    const dep = await deploy(["logs", "--name", "my-chat-project", "--level", "info"], { env: withKey() });
     expect(dep.code).toBe(0);
     expect(dep.stdout).toMatch(/deployed/);
   });
@@ -247,29 +241,11 @@ describe("hangar deploy", () => {
   });
 
   it("errors: one sentence and an exit code each", async () => {
-    const wrong = await deploy([], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } });
-    // the .env key is not used when the environment has one
-    expect(wrong.code).toBe(3);
-    expect(wrong.stderr.trim()).toMatch(
-      /^hangar deploy: The control plane at .* refused the API key \(Invalid API key\.\)/,
-    );
-    expect(wrong.stderr.trim().split("\n")).toHaveLength(1);
-
     const bare = join(base, "bare");
     cpSync(project, bare, { recursive: true });
     writeFileSync(join(bare, ".env"), "");
-    const noKey = await deploy(["list"], { cwd: bare, env: { HANGAR_HOST_URL: cp.url } });
-    expect(noKey.code).toBe(2);
-    expect(noKey.stderr).toMatch(/No API key: pass --api-key, set HANGAR_API_KEY/);
-
     const empty = join(base, "empty");
     mkdirSync(empty);
-    const noConfig = await deploy([], { cwd: empty, env: withKey() });
-    expect(noConfig.code).toBe(2);
-    expect(noConfig.stderr).toMatch(
-      /No langgraph\.json in .*empty: run `hangar deploy` in a LangGraph project/,
-    );
-
     // A loopback port nothing listens on.
     const { createServer } = await import("node:net");
     const port = await new Promise<number>((res) => {
@@ -278,33 +254,45 @@ describe("hangar deploy", () => {
         s.close(() => res(p));
       });
     });
-    const down = await deploy(["list"], {
-      env: { HANGAR_HOST_URL: `http://127.0.0.1:${port}`, HANGAR_API_KEY: KEY },
-    });
+    // Independent commands: run at once.
+    const [wrong, noKey, noConfig, down, json, unknown] = await Promise.all([
+      // the .env key is not used when the environment has one
+      deploy([], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } }),
+      deploy(["list"], { cwd: bare, env: { HANGAR_HOST_URL: cp.url } }),
+      deploy([], { cwd: empty, env: withKey() }),
+      deploy(["list"], { env: { HANGAR_HOST_URL: `http://127.0.0.1:${port}`, HANGAR_API_KEY: KEY } }),
+      deploy(["--json"], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } }),
+      deploy(["logs", "--name", "no-such-deployment"], { env: withKey() }),
+    ]);
+
+    expect(wrong.code).toBe(3);
+    expect(wrong.stderr.trim()).toMatch(
+      /^hangar deploy: The control plane at .* refused the API key \(Invalid API key\.\)/,
+    );
+    expect(wrong.stderr.trim().split("\n")).toHaveLength(1);
+
+    expect(noKey.code).toBe(2);
+    expect(noKey.stderr).toMatch(/No API key: pass --api-key, set HANGAR_API_KEY/);
+
+    expect(noConfig.code).toBe(2);
+    expect(noConfig.stderr).toMatch(
+      /No langgraph\.json in .*empty: run `hangar deploy` in a LangGraph project/,
+    );
+
     expect(down.code).toBe(4);
     expect(down.stderr).toMatch(
       /Cannot reach the control plane at http:\/\/127\.0\.0\.1:\d+ \(ECONNREFUSED\)/,
     );
 
-    const json = await deploy(["--json"], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } });
     expect(json.code).toBe(3);
     expect(jsonLines(json.stdout).at(-1)).toMatchObject({ event: "error", exit_code: 3 });
 
-    const unknown = await deploy(["logs", "--name", "no-such-deployment"], { env: withKey() });
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/No deployment named 'no-such-deployment'/);
   });
 
   it("an organization on the free plan cannot deploy from the CLI: 403, and the CLI says what is needed", async () => {
-    const org = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "hobby", "--plan", "free")).output,
-      "organization",
-    );
-    const ws = createdId(
-      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "main")).output,
-      "workspace",
-    );
-    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const { key } = await cpTenancy(cp.dataDir).tenant("hobby", "free");
     const free = await deploy(["--name", "free-plan"], {
       env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: key },
     });
@@ -317,16 +305,7 @@ describe("hangar deploy", () => {
   });
 
   it("--image deploys a prebuilt image through a k8s listener; deploying again updates it", async () => {
-    const org = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "onprem", "--plan", "self_hosted_enterprise"))
-        .output,
-      "organization",
-    );
-    const ws = createdId(
-      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "k8s")).output,
-      "workspace",
-    );
-    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const { key } = await cpTenancy(cp.dataDir).tenant("onprem", "self_hosted_enterprise");
     const onprem = cpClient(cp.url, { "x-api-key": key });
     const listener = await onprem.post("/v2/listeners", {
       compute_type: "k8s",
@@ -368,15 +347,15 @@ describe("hangar deploy", () => {
     let out = "";
     proc.stdout.on("data", (d) => (out += d));
     const exited = new Promise<number | null>((res) => proc.once("exit", (code) => res(code)));
-    await sleep(1500);
+    // Following once it printed the last line so far (it reads on from there).
+    await vi.waitFor(() => expect(out).not.toBe(""), { timeout: 60_000, interval: 50 });
     const r = await deploy(["--no-wait", "--json"], { env: withKey() });
     expect(r.code).toBe(0);
     const revision = jsonLines(r.stdout).find((e) => e.event === "updated").revision_id;
-    const deadline = Date.now() + 60_000;
-    while (!out.includes(`Revision ${revision} deployed`)) {
-      if (Date.now() > deadline) throw new Error(`no deployed line followed:\n${out}`);
-      await sleep(250);
-    }
+    await vi.waitFor(() => expect(out).toContain(`Revision ${revision} deployed`), {
+      timeout: 120_000,
+      interval: 100,
+    });
     proc.kill("SIGINT");
     expect(await exited).toBe(0);
   });
@@ -391,15 +370,15 @@ describe("hangar deploy", () => {
     expect(r.code).toBe(0);
     expect(r.stdout).toMatch(`Deleted deployment 'my-chat-project' (${id}).`);
     expect((await api.get(`/v2/deployments/${id}`)).status).toBe(404);
-    const deadline = Date.now() + 30_000;
-    for (;;) {
-      const status = await fetch(`${url}/ok`)
-        .then((res) => res.status)
-        .catch(() => 0);
-      if (status !== 200) break;
-      if (Date.now() > deadline) throw new Error("the deleted deployment still answers");
-      await sleep(250);
-    }
+    await vi.waitFor(
+      async () => {
+        const status = await fetch(`${url}/ok`)
+          .then((res) => res.status)
+          .catch(() => 0);
+        expect(status, "the deleted deployment still answers").not.toBe(200);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
     const list = await deploy(["list", "--json"], { env: withKey() });
     expect(list.stdout).not.toContain(id);
   });

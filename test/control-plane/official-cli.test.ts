@@ -7,16 +7,8 @@ import { randomUUID } from "node:crypto";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  cpAdmin,
-  cpClient,
-  createdId,
-  createdKey,
-  startCp,
-  type CpClient,
-  type CpProcess,
-} from "../helpers/control-plane.ts";
+import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { BIN, cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
 
 const KEY = "hangar-official-cli-test-key";
@@ -85,18 +77,16 @@ async function answer(url: string): Promise<{ secret: string; version: string }>
   };
 }
 
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
-
 async function waitGone(url: string): Promise<void> {
-  const deadline = Date.now() + 30_000;
-  for (;;) {
-    const status = await fetch(`${url}/ok`)
-      .then((res) => res.status)
-      .catch(() => 0);
-    if (status !== 200) return;
-    if (Date.now() > deadline) throw new Error(`the deleted deployment still answers at ${url}`);
-    await sleep(250);
-  }
+  await vi.waitFor(
+    async () => {
+      const status = await fetch(`${url}/ok`)
+        .then((res) => res.status)
+        .catch(() => 0);
+      expect(status, `the deleted deployment still answers at ${url}`).not.toBe(200);
+    },
+    { timeout: 30_000, interval: 100 },
+  );
 }
 
 /** Lines of a table printed by the official CLI, split on runs of two or more spaces. */
@@ -162,12 +152,25 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
   });
 
   it("deploy list, deploy revisions list, deploy logs (build and deploy)", async () => {
-    const list = await official(["list"], dir);
+    // Read-only commands: run at once.
+    const [list, revs, build, first, deployLogs, revLogs] = await Promise.all([
+      official(["list"], dir),
+      official(["revisions", "list", id], dir),
+      // Build logs of the latest revision, found by name.
+      official(["logs", "--type", "build", "--name", "official-env"], dir),
+      // The first revision's, filtered by a query: only the matching lines.
+      official(
+        ["logs", "--type", "build", "--deployment-id", id, "--revision-id", firstRevision, "-q", "graph ok"],
+        dir,
+      ),
+      // Runtime logs, of the deployment and of one revision.
+      official(["logs", "--deployment-id", id], dir),
+      official(["logs", "--deployment-id", id, "--revision-id", firstRevision], dir),
+    ]);
     expect(list.code, list.stderr).toBe(0);
     expect(list.stdout).toMatch(/^Deployment ID\s+Deployment Name\s+Deployment URL/);
     expect(rows(list.stdout)).toContainEqual([id, "official-env", url]);
 
-    const revs = await official(["revisions", "list", id], dir);
     expect(revs.code, revs.stderr).toBe(0);
     const revRows = rows(revs.stdout);
     expect(revRows.map((r) => r.slice(0, 2))).toEqual([
@@ -175,47 +178,27 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
       [firstRevision, "REPLACED"],
     ]);
 
-    // Build logs of the latest revision, found by name.
-    const build = await official(["logs", "--type", "build", "--name", "official-env"], dir);
     expect(build.code, build.stderr).toBe(0);
     expect(build.stdout).toContain(`Using latest revision: ${secondRevision}`);
     expect(build.stdout).toMatch(/\[INFO\] graph ok: agent/);
     expect(build.stdout).toMatch(/\[INFO\] Build finished/);
-    // The first revision's, filtered by a query: only the matching lines.
-    const first = await official(
-      ["logs", "--type", "build", "--deployment-id", id, "--revision-id", firstRevision, "-q", "graph ok"],
-      dir,
-    );
     expect(first.code, first.stderr).toBe(0);
     const lines = first.stdout.trim().split("\n");
     expect(lines.length).toBeGreaterThan(0);
     expect(lines.every((l) => l.includes("graph ok"))).toBe(true);
     expect(first.stdout).toContain(`builds/${firstRevision}/`);
-    // Runtime logs, of the deployment and of one revision.
-    const deployLogs = await official(["logs", "--deployment-id", id], dir);
     expect(deployLogs.code, deployLogs.stderr).toBe(0);
     expect(deployLogs.stdout).toContain(`Revision ${secondRevision} deployed`);
-    const revLogs = await official(["logs", "--deployment-id", id, "--revision-id", firstRevision], dir);
     expect(revLogs.code, revLogs.stderr).toBe(0);
     expect(revLogs.stdout).toContain(`Revision ${firstRevision} deployed`);
     expect(revLogs.stdout).not.toContain(`Revision ${secondRevision} deployed`);
   });
 
   it("an organization key: the CLI's workspace question is answered by LANGSMITH_TENANT_ID", async () => {
-    const orgId = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "cli-org", "--plan", "plus")).output,
-      "organization",
-    );
-    const wsIds: string[] = [];
-    for (const name of ["one", "two"]) {
-      wsIds.push(
-        createdId(
-          (await cpAdmin(cp.dataDir, "create-workspace", "--org", orgId, "--name", name)).output,
-          "workspace",
-        ),
-      );
-    }
-    const orgKey = createdKey((await cpAdmin(cp.dataDir, "create-key", "--org", orgId)).output);
+    const admin = cpTenancy(cp.dataDir);
+    const orgId = await admin.createOrg("cli-org", "plus");
+    const wsIds = [await admin.createWorkspace(orgId, "one"), await admin.createWorkspace(orgId, "two")];
+    const orgKey = await admin.createKey({ orgId });
     const none = await run(
       [OFFICIAL_BIN, "deploy", "--name", "x", "--remote", "--no-input", "--host-url", cp.url],
       dir,
@@ -236,15 +219,7 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
   });
 
   it("an organization on the free plan cannot deploy from the command line: 403, nothing created", async () => {
-    const org = createdId(
-      (await cpAdmin(cp.dataDir, "create-org", "--name", "hobby", "--plan", "free")).output,
-      "organization",
-    );
-    const ws = createdId(
-      (await cpAdmin(cp.dataDir, "create-workspace", "--org", org, "--name", "main")).output,
-      "workspace",
-    );
-    const key = createdKey((await cpAdmin(cp.dataDir, "create-key", "--workspace", ws)).output);
+    const { key } = await cpTenancy(cp.dataDir).tenant("hobby", "free");
     const r = await official(["--remote", "--name", "free-plan", "--no-input"], dir, {
       LANGSMITH_API_KEY: key,
     });

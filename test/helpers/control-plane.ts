@@ -2,7 +2,8 @@
 // loopback port (without the local reconciler unless asked), runs its admin commands, and a small JSON client.
 // The store is SQLite in the data dir, or in the "postgres" project (HANGAR_TEST_BACKEND=postgres) PostgreSQL:
 // DATABASE_URL with a schema per data dir (`t_cp` + a hash of its path, so a restart or an admin command on the
-// same dir finds the same store), dropped after the test file.
+// same dir finds the same store), dropped after the test file. `cpTenancy` makes organizations, workspaces and
+// keys on a store in this process, for tests whose subject is not the admin CLI.
 import { spawn, type ChildProcess } from "node:child_process";
 import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
@@ -10,6 +11,10 @@ import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
 import { afterAll } from "vitest";
 import { BACKEND, DATABASE_URL, TEST_SCHEMA_PREFIX, ident, testPg } from "./backend.ts";
+import { createKey, createOrg, createWorkspace } from "../../src/control-plane/admin.ts";
+import type { CpStore, Plan } from "../../src/control-plane/domain/types.ts";
+import { openCpPostgresStore } from "../../src/control-plane/store/postgres.ts";
+import { openCpSqliteStore } from "../../src/control-plane/store/sqlite.ts";
 import { BIN, ROOT, runHangar, tempDir } from "./server.ts";
 
 export type CpStoreKind = "sqlite" | "postgres";
@@ -183,6 +188,47 @@ export function cpAdmin(
   ...args: string[]
 ): Promise<{ code: number | null; output: string }> {
   return runHangar(["control-plane", "admin", ...args, "--data-dir", dataDir], cpStoreEnv(dataDir));
+}
+
+/** Runs `fn` on the store of `dataDir` (CP_STORE), opened in this process as `hangar control-plane admin` opens it. */
+async function onCpStore<T>(dataDir: string, fn: (store: CpStore) => Promise<T>): Promise<T> {
+  const env = cpStoreEnv(dataDir);
+  const store = env.DATABASE_URL
+    ? await openCpPostgresStore({
+        url: env.DATABASE_URL,
+        schema: env.HANGAR_CP_DATABASE_SCHEMA,
+        dataDir,
+        poolSize: 2,
+      })
+    : openCpSqliteStore(dataDir);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+/**
+ * The admin actions of `hangar control-plane admin` (src/control-plane/admin.ts), run in this process on the
+ * store of `dataDir` (a control plane may be running on it): for tests that need tenants but are not about the
+ * admin CLI (test/control-plane/admin.test.ts is), without a CLI start per call. Each returns the new id or key.
+ */
+export function cpTenancy(dataDir: string) {
+  return {
+    createOrg: (name: string, plan: Plan) =>
+      onCpStore(dataDir, async (s) => (await createOrg(s, name, plan)).id),
+    createWorkspace: (orgId: string, name: string) =>
+      onCpStore(dataDir, async (s) => (await createWorkspace(s, orgId, name)).id),
+    createKey: (scope: { workspaceId: string } | { orgId: string }) =>
+      onCpStore(dataDir, async (s) => (await createKey(s, scope)).key),
+    /** An organization on `plan` with one workspace, and a key of that workspace. */
+    tenant: (name: string, plan: Plan) =>
+      onCpStore(dataDir, async (s) => {
+        const org = await createOrg(s, name, plan);
+        const ws = await createWorkspace(s, org.id, "main");
+        return { orgId: org.id, workspaceId: ws.id, key: (await createKey(s, { workspaceId: ws.id })).key };
+      }),
+  };
 }
 
 /** The id an admin command printed after `Created <what> `. */

@@ -7,15 +7,7 @@ import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import {
-  cpAdmin,
-  cpClient,
-  createdId,
-  createdKey,
-  startCp,
-  type CpClient,
-  type CpProcess,
-} from "../helpers/control-plane.ts";
+import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
 
 const rand = () => randomBytes(12).toString("hex");
@@ -134,19 +126,9 @@ describe("control plane sandbox: tenants' builds and deployments", () => {
     const apiB = cpClient(cp.url, { "x-api-key": KEY_B });
 
     // Organization A: its own organization, workspace and key.
-    const org = await cpAdmin(cp.dataDir, "create-org", "--name", "tenant-a", "--plan", "plus");
-    expect(org.code).toBe(0);
-    const ws = await cpAdmin(
-      cp.dataDir,
-      "create-workspace",
-      "--org",
-      createdId(org.output, "organization"),
-      "--name",
-      "a",
-    );
-    const key = await cpAdmin(cp.dataDir, "create-key", "--workspace", createdId(ws.output, "workspace"));
-    expect(key.code).toBe(0);
-    const apiA = cpClient(cp.url, { "x-api-key": createdKey(key.output) });
+    const apiA = cpClient(cp.url, {
+      "x-api-key": (await cpTenancy(cp.dataDir).tenant("tenant-a", "plus")).key,
+    });
 
     // B deploys first, with a secret: its Agent Server runs with it in its environment.
     const b = await apiB.post("/v2/deployments", {
@@ -245,18 +227,7 @@ describe("control plane sandbox: tenants' builds and deployments", () => {
       env: { HANGAR_CP_BOOTSTRAP_API_KEY: key1, HANGAR_CP_SANDBOX: "off", ...SOURCE_ENV },
     });
     cps.push(cp);
-    const org = await cpAdmin(cp.dataDir, "create-org", "--name", "second", "--plan", "plus");
-    const ws = await cpAdmin(
-      cp.dataDir,
-      "create-workspace",
-      "--org",
-      createdId(org.output, "organization"),
-      "--name",
-      "s",
-    );
-    const key2 = createdKey(
-      (await cpAdmin(cp.dataDir, "create-key", "--workspace", createdId(ws.output, "workspace"))).output,
-    );
+    const { key: key2 } = await cpTenancy(cp.dataDir).tenant("second", "plus");
     const body = (name: string) => ({
       name,
       source: "github",

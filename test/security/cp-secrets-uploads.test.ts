@@ -52,6 +52,18 @@ async function start(env: Record<string, string> = {}, opts: { reconcile?: boole
   return { cp, api: cpClient(cp.url, { "X-Api-Key": KEY }) };
 }
 
+type Started = Awaited<ReturnType<typeof start>>;
+const once = (make: () => Promise<Started>) => {
+  let p: Promise<Started> | undefined;
+  return () => (p ??= make());
+};
+/**
+ * Control planes shared by the tests that are not about starting one (each asserts on what it created): one
+ * serving the API only, and one with the local reconciler and a 2 MB extraction cap (HANGAR_CP_MAX_EXTRACTED_MB).
+ */
+const plainCp = once(() => start());
+const buildingCp = once(() => start({ HANGAR_CP_MAX_EXTRACTED_MB: "2" }, { reconcile: true }));
+
 const dir = (prefix: string) => {
   const d = tempDir(prefix);
   dirs.push(d);
@@ -133,7 +145,7 @@ describe("secrets at rest", () => {
   // Attack: reading deployments' secrets from the control plane's database (a backup, a read-only DB user, a
   // copied SQLite file), or from the build logs of a build that prints its environment.
   it("are not in the store in plain text, reach the deployment, and are masked in build logs and failure reasons", async () => {
-    const { cp, api } = await start({}, { reconcile: true });
+    const { cp, api } = await buildingCp();
     expect(cp.output()).toContain("generated the key that encrypts deployments' secrets");
     const secret = `greeting-${randomUUID()}`;
     const created = await api.post("/v2/deployments", {
@@ -251,7 +263,7 @@ describe("local source paths", () => {
   // Attack: deploying /etc or another tenant's build folder (which then runs with the attacker's secrets), and
   // probing which host paths exist from the 201/422 answers.
   it("outside HANGAR_CP_SOURCE_ROOTS, /etc and another tenant's build folder are refused alike, existing or not", async () => {
-    const { cp, api } = await start();
+    const { cp, api } = await plainCp();
     // Another tenant's build folder in this control plane's data dir (its temp dir is under the test roots).
     const otherBuild = join(cp.dataDir, "builds", randomUUID(), "src");
     mkdirSync(otherBuild, { recursive: true });
@@ -355,7 +367,7 @@ describe("uploaded tarballs", () => {
   // Attack: a chain of relative symlinks, each lexically inside the source, that resolves outside it: a
   // langgraph.json that is a host file, and a dangling package.json the control plane would write through.
   it("a symlink chain leaving the source, or a dangling one, is refused on upload (422)", async () => {
-    const { cp, api } = await start();
+    const { cp, api } = await plainCp();
     const victim = join(dir("hangar-cp-sec-victim-"), "written-through");
     const up = (await api.post("/v2/uploads/upload-url")).body;
     const r = await put(up.upload_url, tarballOf(escapingProject("/etc/hostname", victim)));
@@ -378,7 +390,7 @@ describe("uploaded tarballs", () => {
 
   // Attack: a gzip bomb (a few KB expanding to many MB) filling the control plane's disk.
   it("a gzip bomb is stopped at HANGAR_CP_MAX_EXTRACTED_MB on upload (413) and nothing is kept", async () => {
-    const { cp, api } = await start({ HANGAR_CP_MAX_EXTRACTED_MB: "2" });
+    const { cp, api } = await buildingCp();
     const bomb = gzipBomb(16);
     expect(bomb.length).toBeLessThan(100 * 1024);
     const up = (await api.post("/v2/uploads/upload-url")).body;
@@ -398,8 +410,8 @@ describe("uploaded tarballs", () => {
    * A tarball that reached the data directory without the upload's inspection (uploaded before it existed):
    * an accepted upload whose file is then replaced, built by the local reconciler.
    */
-  async function buildStored(env: Record<string, string>, tarball: Buffer) {
-    const { cp, api } = await start(env, { reconcile: true });
+  async function buildStored(tarball: Buffer) {
+    const { cp, api } = await buildingCp();
     // Created without its tarball (no revision yet), as the official CLI does; then uploaded, replaced, PATCHed.
     const created = await api.post("/v2/deployments", {
       name: `stored-${randomUUID()}`,
@@ -423,16 +435,20 @@ describe("uploaded tarballs", () => {
   // cap, refuses the escaping links after extraction, writes nothing through them, and removes its folder.
   it("a build refuses a stored bomb or escaping links and removes its folder", async () => {
     const victim = join(dir("hangar-cp-sec-victim-"), "written-through");
-    for (const [env, tarball, reason] of [
-      [{ HANGAR_CP_MAX_EXTRACTED_MB: "2" }, gzipBomb(16), "HANGAR_CP_MAX_EXTRACTED_MB"],
-      [{}, tarballOf(escapingProject("/etc/hostname", victim)), "leads outside the source folder"],
-    ] as const) {
-      const { cp, api, d } = await buildStored(env, tarball);
-      const rev = await settle(api, d.id, d.latest_revision_id);
-      expect(rev.status).toBe("BUILD_FAILED");
-      expect(rev.status_message).toContain(reason);
-      expect(existsSync(join(cp.dataDir, "builds", d.latest_revision_id, "src"))).toBe(false);
-      expect(existsSync(victim)).toBe(false);
-    }
+    // Both on the control plane capped at 2 MB, built at the same time.
+    const cases = [
+      [gzipBomb(16), "HANGAR_CP_MAX_EXTRACTED_MB"],
+      [tarballOf(escapingProject("/etc/hostname", victim)), "leads outside the source folder"],
+    ] as const;
+    await Promise.all(
+      cases.map(async ([tarball, reason]) => {
+        const { cp, api, d } = await buildStored(tarball);
+        const rev = await settle(api, d.id, d.latest_revision_id);
+        expect(rev.status).toBe("BUILD_FAILED");
+        expect(rev.status_message).toContain(reason);
+        expect(existsSync(join(cp.dataDir, "builds", d.latest_revision_id, "src"))).toBe(false);
+      }),
+    );
+    expect(existsSync(victim)).toBe(false);
   });
 });

@@ -1,0 +1,26 @@
+// globalSetup of the test run: compiles src/ to dist/ (`npm run build`, under a second) unless the build is as new
+// as src/ already, so every CLI a test starts (and every Agent Server or build step a control plane starts) runs
+// the code under test compiled, as users run it, instead of tsx compiling its modules again at each start.
+import { execFileSync } from "node:child_process";
+import { existsSync, readdirSync, statSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
+const SRC = join(ROOT, "src");
+const STAMP = join(ROOT, "dist/.build-stamp");
+
+/** bin/hangar.js's rule: the stamp exists and no file or folder of src/ changed after it. */
+function buildIsFresh(): boolean {
+  if (!existsSync(STAMP) || !existsSync(join(ROOT, "dist/cli/main.js"))) return false;
+  const time = statSync(STAMP).mtimeMs;
+  if (statSync(SRC).mtimeMs > time) return false;
+  return readdirSync(SRC, { recursive: true, withFileTypes: true }).every(
+    (e) => statSync(join(e.parentPath, e.name)).mtimeMs <= time,
+  );
+}
+
+export default function setup(): void {
+  if (buildIsFresh()) return;
+  execFileSync(process.execPath, [join(ROOT, "scripts/build.mjs")], { cwd: ROOT, stdio: "inherit" });
+}
