@@ -13,7 +13,7 @@ import { toJson } from "../lib/serde.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { frameworkErrorHandler, inputError, installErrorHandler, notFoundRoute } from "./errors.js";
-import { findInputProblem } from "../lib/json-limits.js";
+import { installJsonLimits } from "../lib/json-limits.js";
 import { installCors } from "./cors.js";
 import type { Logger } from "../lib/logger.js";
 import { setLoopbackAddress } from "../lib/loopback.js";
@@ -48,32 +48,10 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
 
   // JSON bodies: an empty one (SDK calls without a payload) is treated as {}; malformed JSON, nesting deeper
   // than MAX_JSON_DEPTH, and NUL or lone-surrogate strings or keys are refused with a 422 naming where.
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    const text = (body as string).trim();
-    if (!text) return done(null, {});
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (e) {
-      const err = e as Error & { statusCode?: number; code?: string };
-      err.statusCode = 422;
-      err.code = "FST_ERR_CTP_INVALID_JSON_BODY";
-      return done(err, undefined);
-    }
-    const problem = findInputProblem(parsed);
-    if (problem) return done(inputError("body", problem), undefined);
-    done(null, parsed);
-  });
-  // Query strings and path parameters meet the same rule on strings (a NUL or lone surrogate is a 422).
-  app.addHook("preValidation", async (req) => {
-    for (const [root, values] of [
-      ["query", req.query],
-      ["path", req.params],
-    ] as const) {
-      const problem = findInputProblem(values);
-      if (problem) throw inputError(root, problem);
-    }
+  installJsonLimits(app, {
+    emptyBody: {},
+    malformed: (e) => Object.assign(e, { statusCode: 422, code: "FST_ERR_CTP_INVALID_JSON_BODY" }),
+    problem: (root, problem) => inputError(root, problem),
   });
 
   // CORS first: preflights are answered before authentication, and every response carries the headers.

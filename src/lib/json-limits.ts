@@ -1,5 +1,6 @@
 // Limits every request's input must meet before any route sees it (both HTTP apps): JSON nesting depth, no NUL
 // characters and no lone UTF-16 surrogates in any string or key (neither backend can store them faithfully).
+import type { FastifyInstance } from "fastify";
 
 /** The deepest nesting of objects and arrays a JSON body may have (the body itself is level 1). */
 export const MAX_JSON_DEPTH = 100;
@@ -83,4 +84,56 @@ export function describePath(root: string, path: (string | number)[]): string {
   const shown = parts.length > 8 ? [...parts.slice(0, 4), "...", ...parts.slice(-2)] : parts;
   // Only an empty root is left out: an empty key is a part of the path like any other.
   return (root ? [root, ...shown] : shown).join(".");
+}
+
+/** Where a request's input is: its body, its query string, or its path parameters. */
+export type InputRoot = "body" | "query" | "path";
+
+/** How an HTTP app answers bad input: its own error for malformed JSON, and for a problem of `findInputProblem`. */
+export interface JsonInputErrors {
+  /** `JSON.parse` failed on the body (`error` is its message). */
+  malformed: (error: Error) => Error;
+  /** A value breaks a limit; `value` is the offending one (the string at `problem.path`). */
+  problem: (root: InputRoot, problem: InputProblem, value: unknown) => Error;
+  /** What an empty body stands for (undefined: no body). */
+  emptyBody?: unknown;
+}
+
+/** The value at `path` in `root` (the string a problem names), or undefined. */
+function valueAt(root: unknown, path: (string | number)[]): unknown {
+  let v = root;
+  for (const p of path)
+    v = v !== null && typeof v === "object" ? (v as Record<string, unknown>)[p] : undefined;
+  return v;
+}
+
+/**
+ * Installs on a Fastify app the JSON body parser and the query/path check both HTTP apps share: malformed JSON,
+ * nesting deeper than MAX_JSON_DEPTH, and NUL or lone-surrogate strings or keys anywhere are refused before any
+ * route sees them, each app answering with its own error shapes.
+ */
+export function installJsonLimits(app: FastifyInstance, errors: JsonInputErrors): void {
+  app.removeContentTypeParser("application/json");
+  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
+    const text = (body as string).trim();
+    if (!text) return done(null, errors.emptyBody);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(text);
+    } catch (e) {
+      return done(errors.malformed(e as Error), undefined);
+    }
+    const problem = findInputProblem(parsed);
+    if (problem) return done(errors.problem("body", problem, valueAt(parsed, problem.path)), undefined);
+    done(null, parsed);
+  });
+  app.addHook("preValidation", async (req) => {
+    for (const [root, values] of [
+      ["query", req.query],
+      ["path", req.params],
+    ] as const) {
+      const problem = findInputProblem(values);
+      if (problem) throw errors.problem(root, problem, valueAt(values, problem.path));
+    }
+  });
 }

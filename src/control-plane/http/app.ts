@@ -13,7 +13,7 @@ import { jsonSchemaTransform, serializerCompiler, type ZodTypeProvider } from "f
 import { authenticate, setPrincipal } from "./auth.js";
 import type { CpContext } from "../domain/context.js";
 import { cpNotFoundRoute, CpValidationError, installCpErrorHandler, type ValidationItem } from "./errors.js";
-import { findInputProblem, MAX_JSON_DEPTH, type InputProblem } from "../../lib/json-limits.js";
+import { installJsonLimits, MAX_JSON_DEPTH, type InputProblem } from "../../lib/json-limits.js";
 import { cpValidatorCompiler } from "./validation.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { listenerAgentRoutes } from "./routes/listener-agent.js";
@@ -43,50 +43,25 @@ function limitItem(root: "body" | "query" | "path", problem: InputProblem, input
   return { type: "string_invalid", loc, msg: `Input should be a valid string: ${problem.message}`, input };
 }
 
-/** The value at `path` in `root` (the string a problem names), or undefined. */
-function at(root: unknown, path: (string | number)[]): unknown {
-  let v = root;
-  for (const p of path)
-    v = v !== null && typeof v === "object" ? (v as Record<string, unknown>)[p] : undefined;
-  return v;
-}
-
 /**
  * Parses JSON bodies; an empty body is no body (a required one is then reported missing). Malformed JSON,
  * nesting deeper than MAX_JSON_DEPTH and NUL or lone-surrogate strings are 422 HTTPValidationErrors.
  */
 function installJsonParser(app: FastifyInstance): void {
-  app.removeContentTypeParser("application/json");
-  app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
-    const text = (body as string).trim();
-    if (!text) return done(null, undefined);
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(text);
-    } catch (e) {
-      const error = (e as Error).message;
-      const pos = Number(/position (\d+)/.exec(error)?.[1] ?? 0);
-      return done(
-        new CpValidationError([
-          { type: "json_invalid", loc: ["body", pos], msg: "JSON decode error", input: {}, ctx: { error } },
-        ]),
-        undefined,
-      );
-    }
-    const problem = findInputProblem(parsed);
-    if (problem)
-      return done(new CpValidationError([limitItem("body", problem, at(parsed, problem.path))]), undefined);
-    done(null, parsed);
-  });
-  // Query strings and path parameters meet the same rule on strings.
-  app.addHook("preValidation", async (req) => {
-    for (const [root, values] of [
-      ["query", req.query],
-      ["path", req.params],
-    ] as const) {
-      const problem = findInputProblem(values);
-      if (problem) throw new CpValidationError([limitItem(root, problem, at(values, problem.path))]);
-    }
+  installJsonLimits(app, {
+    malformed: (e) => {
+      const pos = Number(/position (\d+)/.exec(e.message)?.[1] ?? 0);
+      return new CpValidationError([
+        {
+          type: "json_invalid",
+          loc: ["body", pos],
+          msg: "JSON decode error",
+          input: {},
+          ctx: { error: e.message },
+        },
+      ]);
+    },
+    problem: (root, problem, value) => new CpValidationError([limitItem(root, problem, value)]),
   });
 }
 
