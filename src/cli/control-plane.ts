@@ -1,32 +1,21 @@
-// `hangar control-plane`: runs the control plane; `hangar control-plane admin ...` manages organizations,
-// workspaces and API keys in its store (whether the control plane runs or not). The store is PostgreSQL when
-// DATABASE_URL is set (schema HANGAR_CP_DATABASE_SCHEMA, default hangar_control_plane), else SQLite in the
-// data directory, which holds uploads, builds and embedded deployments' data either way.
+// `hangar control-plane`: runs the control plane (its `admin` commands are in ./control-plane-admin.ts). The
+// store is PostgreSQL when DATABASE_URL is set (./cp-store.ts), else SQLite in the data directory, which holds
+// uploads, builds and embedded deployments' data either way.
 import { join, resolve } from "node:path";
-import type { Command } from "commander";
-import { AdminError, createKey, createOrg, createWorkspace } from "../control-plane/admin.js";
+import { AdminError } from "../control-plane/admin.js";
 import { principal } from "../control-plane/http/auth.js";
 import { forbidden } from "../control-plane/http/errors.js";
-import { SandboxConfigError, sandboxFor, type Sandbox } from "../control-plane/runtime/local/sandbox.js";
+import { sandboxFor, type Sandbox } from "../control-plane/runtime/local/sandbox.js";
 import { tenantGate } from "../control-plane/runtime/local/sandbox-gate.js";
-import {
-  ControlPlaneConfigError,
-  startControlPlane,
-  type ControlPlaneOptions,
-} from "../control-plane/server.js";
+import { startControlPlane, type ControlPlaneOptions } from "../control-plane/server.js";
 import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/http/router.js";
 import { startLocalReconciler } from "../control-plane/runtime/local/runtime.js";
-import { DEFAULT_CP_SCHEMA, openCpPostgresStore } from "../control-plane/store/postgres.js";
-import { openCpSqliteStore } from "../control-plane/store/sqlite.js";
-import type { CpStore } from "../control-plane/domain/types.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
-import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
-import { MigrationError } from "../lib/errors.js";
+import { PostgresConnectError } from "../lib/db/postgres.js";
+import { ConfigError, MigrationError } from "../lib/errors.js";
 import { rootLogger } from "../lib/logger.js";
-import { setUpLogging } from "./dev.js";
-
-/** The data directory when --data-dir is not given (named in the help, in ./main.ts). */
-const DEFAULT_DATA_DIR = ".hangar-control-plane";
+import { setUpLogging } from "./logging.js";
+import { cpDatabase, DEFAULT_DATA_DIR, describeDatabase } from "./cp-store.js";
 
 export interface RunOptions {
   port?: string;
@@ -37,47 +26,13 @@ export interface RunOptions {
   reconcile: boolean;
 }
 
-interface CpDatabase {
-  url: string;
-  schema: string;
-}
-
-/**
- * The control plane's PostgreSQL store when DATABASE_URL is set (schema HANGAR_CP_DATABASE_SCHEMA, default
- * hangar_control_plane, separate from the `d_<id>` schemas of prod deployments); undefined for SQLite.
- */
-function cpDatabase(env: ControlPlaneSettings = settings().controlPlane): CpDatabase | undefined {
-  const url = env.databaseUrl?.trim();
-  if (!url) return undefined;
-  const schema = env.databaseSchema?.trim() || DEFAULT_CP_SCHEMA;
-  try {
-    checkSchemaName(schema);
-  } catch (e) {
-    throw new ControlPlaneConfigError(`HANGAR_CP_DATABASE_SCHEMA: ${(e as Error).message}`);
-  }
-  return { url, schema };
-}
-
-/** Where the PostgreSQL store is, for the start-up lines: host, port and database, never the password. */
-function describeDatabase(db: CpDatabase): string {
-  let where = "";
-  try {
-    const u = new URL(db.url);
-    where = ` at ${u.hostname || "localhost"}:${u.port || "5432"}${u.pathname.length > 1 ? u.pathname : ""}`;
-  } catch {
-    // not a URL (a connection string pg understands otherwise): the server is not named
-  }
-  return `PostgreSQL${where}, schema "${db.schema}"`;
-}
-
 /** Errors reported in one line, without a stack: settings, an unreachable database, a migration. */
 const oneLine = (e: unknown) =>
-  e instanceof ControlPlaneConfigError ||
+  e instanceof ConfigError || // ControlPlaneConfigError, SandboxConfigError, a bad HANGAR_CP_DATABASE_SCHEMA
   e instanceof SettingsError ||
   e instanceof AdminError ||
   e instanceof PostgresConnectError ||
-  e instanceof MigrationError ||
-  e instanceof SandboxConfigError;
+  e instanceof MigrationError;
 
 function parsePort(raw: string): number | undefined {
   const n = Number(raw);
@@ -179,60 +134,4 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     log.error({ err: e }, `hangar control-plane: failed to start: ${(e as Error)?.message ?? e}`);
     return 1;
   }
-}
-
-/**
- * Runs one admin action on the control plane's store (the same choice as `hangar control-plane`: PostgreSQL
- * when DATABASE_URL is set, else the data directory's SQLite file), printing its result or its error.
- */
-async function admin(cmd: Command, action: (store: CpStore) => Promise<string>): Promise<number> {
-  const opts = cmd.optsWithGlobals() as { dataDir?: string };
-  const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
-  let store: CpStore | undefined;
-  try {
-    const database = cpDatabase();
-    store = database
-      ? await openCpPostgresStore({ ...database, dataDir, poolSize: 2 })
-      : openCpSqliteStore(dataDir);
-    console.log(await action(store));
-    return 0;
-  } catch (e) {
-    if (oneLine(e)) {
-      console.error(`hangar control-plane admin: ${(e as Error).message}`);
-      return 1;
-    }
-    throw e;
-  } finally {
-    await store?.close();
-  }
-}
-
-/** The `control-plane admin` actions (their flags are declared in ./main.ts). */
-export type AdminAction =
-  | { kind: "create-org"; name: string; plan: string }
-  | { kind: "create-workspace"; org: string; name: string }
-  | { kind: "create-key"; workspace?: string; org?: string };
-
-/** Runs one `control-plane admin` action on the store, printing its result; the exit code. */
-export function runAdmin(cmd: Command, a: AdminAction): Promise<number> {
-  return admin(cmd, async (store) => {
-    switch (a.kind) {
-      case "create-org": {
-        const org = await createOrg(store, a.name, a.plan);
-        return `Created organization ${org.id} (name "${org.name}", plan ${org.plan})`;
-      }
-      case "create-workspace": {
-        const ws = await createWorkspace(store, a.org, a.name);
-        return `Created workspace ${ws.id} (name "${ws.name}") in organization ${ws.organization_id}`;
-      }
-      case "create-key": {
-        if (a.workspace && a.org) throw new AdminError("give either --workspace or --org, not both");
-        const { key, record } = await createKey(store, { workspaceId: a.workspace, orgId: a.org });
-        const scope = record.workspace_id
-          ? `workspace ${record.workspace_id}`
-          : `organization ${record.organization_id} (all its workspaces)`;
-        return `Created API key ${record.id} for ${scope}. It is shown only now:\n${key}`;
-      }
-    }
-  });
 }

@@ -5,7 +5,8 @@ import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../lib/settings/project.js";
 import { SettingsError, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
-import { configureLogging, rootLogger, type LogFormat, type Logger } from "../lib/logger.js";
+import { rootLogger, type Logger } from "../lib/logger.js";
+import { setUpLogging } from "./logging.js";
 import { StartupError, startServer, type ClusterBackend, type RunningServer } from "../server.js";
 
 export interface DevOptions {
@@ -52,18 +53,6 @@ export function checkFlags(
     return undefined;
   }
   return { port, nJobs };
-}
-
-/** Sets up the process's logger (LOG_LEVEL, LOG_FORMAT, else `defaultFormat`); false (said why) when wrong. */
-export function setUpLogging(cmd: string, defaultFormat: LogFormat): boolean {
-  try {
-    configureLogging(defaultFormat);
-    return true;
-  } catch (e) {
-    if (!(e instanceof SettingsError)) throw e;
-    console.error(`hangar ${cmd}: ${e.message}`);
-    return false;
-  }
 }
 
 export async function runDev(opts: DevOptions): Promise<number> {

@@ -81,9 +81,9 @@ const adm = cp
   );
 const dataDirOption = () =>
   new Option("--data-dir <dir>", "the control plane's data directory (default: .hangar-control-plane)");
-/** Runs an admin action in ./control-plane.ts, loaded now. */
-const admin = async (cmd: Command, action: import("./control-plane.js").AdminAction) => {
-  const { runAdmin } = await import("./control-plane.js");
+/** Runs an admin action in ./control-plane-admin.ts, loaded now. */
+const admin = async (cmd: Command, action: import("./control-plane-admin.js").AdminAction) => {
+  const { runAdmin } = await import("./control-plane-admin.js");
   process.exit(await runAdmin(cmd, action));
 };
 

@@ -2,7 +2,8 @@
 // PostgreSQL + Redis, as an API process, a worker, or both (--mode); without them, on the embedded backend.
 import { settings, SettingsError, type ClusterSettings } from "../lib/settings.js";
 import type { ClusterBackend } from "../server.js";
-import { checkFlags, runServer, setUpLogging } from "./dev.js";
+import { checkFlags, runServer } from "./dev.js";
+import { setUpLogging } from "./logging.js";
 
 export interface ServeOptions {
   config: string;
