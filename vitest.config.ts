@@ -38,6 +38,8 @@ const CP_POSTGRES = [
   "test/control-plane/uploads.test.ts",
 ];
 
+const WORKERS = Math.max(4, availableParallelism());
+
 export default defineConfig({
   test: {
     pool: "forks",
@@ -48,10 +50,19 @@ export default defineConfig({
     fileParallelism: true,
     // A test file mostly waits on the servers it started (a child process, or PostgreSQL and Redis), so more files
     // run at once than there are cores (vitest's default is one less than the cores: a single file on 2 cores).
-    maxWorkers: Math.max(3, availableParallelism()),
+    maxWorkers: WORKERS,
+    // Workers are reused (isolate: false): none is retired when idle, which would race vitest's recycling of the
+    // workers between the two projects ("Terminating worker thread").
+    minWorkers: WORKERS,
     // Every CLI a test spawns runs the code under test compiled: the setup builds dist/ unless it is as new as src/
     // (bin/hangar.js runs src/ through tsx whenever a file of src/ is newer than the build).
     globalSetup: ["test/helpers/build-setup.ts"],
+    // Each file's leftover servers ended and schemas dropped after its own hooks.
+    setupFiles: ["test/helpers/file-cleanup.ts"],
+    // A worker runs its files one after the other in one module graph: the server, LangGraph and the SDK are
+    // imported once per worker rather than once per file (which cost ~2 s of CPU per file). The harness keeps no
+    // state across files (file-cleanup.ts), and no test mocks modules.
+    isolate: false,
     projects: [
       {
         extends: true,

@@ -1,8 +1,8 @@
 // The `http` section of langgraph.json: switching off groups of routes, and loading the project's own app
 // (a Hono app, or any object with a web-standard `fetch(Request): Response`; mounted by user-app.ts).
 import { existsSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { ConfigError, parseGraphSpec } from "../lib/settings/project.js";
+import { importProjectModule } from "../lib/project-import.js";
 
 /** The `http` section, as langgraph.json's schema types it (src/lib/settings/sections.ts). */
 export type { HttpConfig } from "../lib/settings/sections.js";
@@ -22,7 +22,7 @@ export async function loadUserApp(
   if (!existsSync(entry.file)) throw new ConfigError(`http.app "${spec}": file ${entry.file} not found`);
   let mod: Record<string, unknown>;
   try {
-    mod = (await import(pathToFileURL(entry.file).href)) as Record<string, unknown>;
+    mod = await importProjectModule(entry.file);
   } catch (e) {
     throw new ConfigError(`http.app "${spec}": failed to import: ${(e as Error).message}`);
   }

@@ -2,13 +2,13 @@
 // authorizes each action; handlers may allow, deny, or return a metadata filter that limits what the user
 // sees. Without custom auth, HANGAR_API_KEYS (comma-separated) can require an x-api-key header.
 import { existsSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import type { FastifyRequest } from "fastify";
 import { parseGraphSpec } from "../lib/settings/project.js";
 import type { AuthConfig } from "../lib/settings/sections.js";
 import { ConfigError, ForbiddenError, UnauthorizedError } from "../lib/errors.js";
 import { safeIncludes } from "../lib/safe-equal.js";
 import type { Json } from "../storage/types.js";
+import { importProjectModule } from "../lib/project-import.js";
 
 export interface AuthUser {
   identity: string;
@@ -90,7 +90,7 @@ export class Authorizer {
     if (!existsSync(entry.file)) throw new AuthError(`${where}: file ${entry.file} not found`);
     let mod: Record<string, unknown>;
     try {
-      mod = (await import(pathToFileURL(entry.file).href)) as Record<string, unknown>;
+      mod = await importProjectModule(entry.file);
     } catch (e) {
       throw new AuthError(`${where}: failed to import: ${(e as Error).message}`);
     }

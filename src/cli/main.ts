@@ -20,15 +20,14 @@ function serverCommand(name: string, description: string, defaultPort: string): 
     .option("--n-jobs-per-worker <n>", "runs executing at once", "10");
 }
 
-// Commands that import a project's code (graphs, auth, http app) register tsx's loader before loading their
-// own modules: those then load through it, as from the sources, so that an `import()` of a project's
-// CommonJS TypeScript file sees its named exports (tsx rewrites dynamic imports for that).
+// Commands that import a project's code (graphs, auth, http app) register tsx's loader once their own modules
+// are loaded (src/cli/typescript.ts says why, and how a project's modules are then imported).
 
 serverCommand("dev", "Run the Agent Server for a project on embedded storage, reloading on changes", "2024")
   .option("--no-reload", "do not restart when project files change")
   .action(async (opts) => {
-    await registerTypeScript();
     const { runDev } = await import("./dev.js");
+    await registerTypeScript();
     process.exit(await runDev(opts));
   });
 
@@ -39,8 +38,8 @@ serverCommand(
 )
   .option("--mode <mode>", "api, worker or all (api and worker need PostgreSQL + Redis)", "all")
   .action(async (opts) => {
-    await registerTypeScript();
     const { runServe } = await import("./serve.js");
+    await registerTypeScript();
     process.exit(await runServe(opts));
   });
 
@@ -51,8 +50,8 @@ program
   )
   .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
   .action(async (opts) => {
-    await registerTypeScript();
     const { runCheck } = await import("./check.js");
+    await registerTypeScript();
     process.exit(await runCheck(opts));
   });
 

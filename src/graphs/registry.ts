@@ -1,6 +1,5 @@
 // Loads the project's graphs (TypeScript or JavaScript, ESM or CommonJS; exports as the official CLI takes
 // them) and hands out compiled graphs bound to our checkpointer.
-import { pathToFileURL } from "node:url";
 import { existsSync } from "node:fs";
 import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph-checkpoint";
 import type { Pregel } from "@langchain/langgraph";
@@ -16,6 +15,7 @@ import {
 import { rootLogger, type Logger } from "../lib/logger.js";
 import { registerSdkLogger } from "./sdk-logger.js";
 import { ConfigError } from "../lib/errors.js";
+import { importProjectModule } from "../lib/project-import.js";
 
 // Compiled graphs of any state shape; we only use the Pregel surface.
 export type AnyGraph = Pregel<any, any, any, any, any>;
@@ -115,7 +115,7 @@ export class GraphRegistry {
       if (!existsSync(entry.file)) throw new GraphLoadError(`${where}: file not found`);
       let mod: Record<string, unknown>;
       try {
-        mod = (await import(pathToFileURL(entry.file).href)) as Record<string, unknown>;
+        mod = await importProjectModule(entry.file);
       } catch (e) {
         const err = e as Error;
         throw new GraphLoadError(`${where}: failed to import: ${err?.stack ?? String(e)}`);

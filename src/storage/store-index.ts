@@ -1,9 +1,9 @@
 // Semantic index of the store (store.index in langgraph.json): the project's embedding function, which
 // fields of a value to embed, and cosine similarity for search.
 import { existsSync } from "node:fs";
-import { pathToFileURL } from "node:url";
 import { ConfigError, parseGraphSpec } from "../lib/settings/project.js";
 import type { StoreConfig } from "../lib/settings/sections.js";
+import { importProjectModule } from "../lib/project-import.js";
 
 export interface StoreIndex {
   embed: (texts: string[]) => Promise<number[][]>;
@@ -74,7 +74,7 @@ export async function loadStoreIndex(
   if (!index) return undefined;
   const entry = parseGraphSpec(projectDir, "store.index.embed", index.embed);
   if (!existsSync(entry.file)) throw new ConfigError(`store.index.embed: file ${entry.file} not found`);
-  const mod = (await import(pathToFileURL(entry.file).href)) as Record<string, unknown>;
+  const mod = await importProjectModule(entry.file);
   const fn = mod[entry.exportName ?? "default"] as
     | ((texts: string[]) => Promise<number[][]> | number[][])
     | { embedDocuments: (texts: string[]) => Promise<number[][]> }

@@ -16,10 +16,13 @@ import type {
   SourceConfig,
 } from "../../src/control-plane/domain/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
+import { loadSettings, useSettings } from "../../src/lib/settings.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
 // at build time): these tests build from projects in the system's temp directory.
 process.env.HANGAR_CP_SOURCE_ROOTS = realpathSync(tmpdir());
+// This process's settings are parsed once (and a worker runs several files): parse them again with the root.
+useSettings(loadSettings(process.env));
 
 let dataDir: string;
 let project: string;

@@ -9,7 +9,6 @@ import { createHash } from "node:crypto";
 import { existsSync, readFileSync, realpathSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join, resolve } from "node:path";
-import { afterAll } from "vitest";
 import { BACKEND, DATABASE_URL, TEST_SCHEMA_PREFIX, ident, testPg } from "./backend.ts";
 import { createKey, createOrg, createWorkspace } from "../../src/control-plane/admin.ts";
 import type { CpStore, Plan } from "../../src/control-plane/domain/types.ts";
@@ -51,11 +50,9 @@ export function cpSchemaFor(dataDir: string): string {
 /** Schemas this test file's control planes used: dropped after the file (their processes stopped by then). */
 const schemas = new Set<string>();
 
-if (BACKEND === "postgres") {
-  // Registered when a test file imports the harness, so it runs after the file's own afterAll hooks.
-  afterAll(async () => {
-    for (const s of [...schemas]) await dropCpSchema(s);
-  });
+/** After each test file (test/helpers/file-cleanup.ts): drops the schemas its control planes used. */
+export async function dropFileCpSchemas(): Promise<void> {
+  for (const s of [...schemas]) await dropCpSchema(s);
 }
 
 /** Drops a control plane store's schema (its processes must be stopped). */

@@ -99,14 +99,17 @@ async function dropIfUnused(target: ClusterTarget): Promise<void> {
   if (deployments.delete(target.schema)) await dropCluster(target);
 }
 
-// Registered when a test file imports the harness, so it runs after the file's own afterAll hooks (stacked):
-// whatever a test left running is ended (killed, or closed in this process), then on postgres every schema and
-// Redis prefix it used dropped.
-afterAll(async () => {
+/**
+ * After each test file (registered by test/helpers/file-cleanup.ts, a setup file, so it runs after the file's own
+ * afterAll hooks): whatever a test left running is ended (killed, or closed in this process), then on postgres
+ * every schema and Redis prefix it used dropped.
+ */
+export async function endFileServers(): Promise<void> {
   await Promise.all([...live].map((l) => l.halt()));
+  live.clear();
   for (const target of deployments.values()) await dropCluster(target);
   deployments.clear();
-});
+}
 
 /** The deployment (schema, Redis prefix, URLs) of a server started on the postgres backend. */
 export function clusterOf(server: HangarProcess): ClusterTarget {

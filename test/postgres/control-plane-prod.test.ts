@@ -20,10 +20,13 @@ import { DATABASE_URL, REDIS_URL, testRedis } from "../helpers/backend.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 import { arrayLogger } from "../helpers/logs.ts";
+import { loadSettings, useSettings } from "../../src/lib/settings.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
 // at build time): this test builds from a project in the system's temp directory.
 process.env.HANGAR_CP_SOURCE_ROOTS = realpathSync(tmpdir());
+// This process's settings are parsed once (and a worker runs several files): parse them again with the root.
+useSettings(loadSettings(process.env));
 
 const logs: string[] = [];
 let cpDir: string;
