@@ -1,5 +1,6 @@
-// Test runner configuration: each file in its own process; servers run in it (test/helpers/server.ts), or as real
-// CLI child processes where a test is about the process.
+// Test runner configuration: a few worker processes each run test files one after the other (sharing loaded
+// modules); servers run in the worker (test/helpers/server.ts), or as real CLI child processes where a test is
+// about the process.
 //
 // Two projects (`npx vitest run --project <name>`; `npm test` runs both, embedded first):
 // - "embedded": the end-to-end suite, servers (as `hangar dev` runs them) on SQLite in a temp data dir, and the
@@ -19,6 +20,8 @@ import { configDefaults, defineConfig } from "vitest/config";
  *   (on postgres, every e2e file runs through serve).
  * - package.test.ts: the packed tarball installed in a fresh project (`hangar dev` there);
  * - test/security/cp-sandbox.test.ts: the control plane's process sandbox, the same whatever the store.
+ * - graph-loading, schemas, ui: how a project's modules are imported, their schemas extracted and their UI
+ *   bundled, which happens before and apart from storage (the same code on both backends).
  */
 const EMBEDDED_ONLY = [
   "test/e2e/cli.test.ts",
@@ -26,6 +29,9 @@ const EMBEDDED_ONLY = [
   "test/e2e/package.test.ts",
   "test/e2e/logging.test.ts",
   "test/security/cp-sandbox.test.ts",
+  "test/e2e/graph-loading.test.ts",
+  "test/e2e/schemas.test.ts",
+  "test/e2e/ui.test.ts",
 ];
 
 /**

@@ -14,8 +14,6 @@ import { ensureSystemAssistants } from "./graphs/assistants.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
-import { ClusterRunManager } from "./runs/cluster.js";
-import { PgRunQueue } from "./runs/postgres-queue.js";
 import { RunManager } from "./runs/manager.js";
 import type { RunService } from "./runs/service.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
@@ -25,10 +23,8 @@ import { openSqliteStorage } from "./storage/sqlite/index.js";
 import { loadStoreIndex } from "./storage/store-index.js";
 import type { Storage } from "./storage/types.js";
 import { StreamBroker, type Broker } from "./streams/channel.js";
-import { RedisBroker } from "./streams/redis.js";
+import type { RedisBroker } from "./streams/redis.js";
 import { configureStreams } from "./streams/limits.js";
-import { MigrationError } from "./storage/postgres/migrate.js";
-import { openPostgresStorage } from "./storage/postgres/index.js";
 import { HangarError } from "./lib/errors.js";
 import { protectSecretEnv, rootLogger, type Logger } from "./lib/logger.js";
 import { fastifyLogging, logRequests } from "./lib/request-log.js";
@@ -191,6 +187,20 @@ async function clusterBackend(
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
   log: Logger,
 ): Promise<Backend & { graphs: GraphRegistry }> {
+  // Loaded only here: an embedded server never loads pg, ioredis or the PostgreSQL checkpointer.
+  const [
+    { openPostgresStorage },
+    { MigrationError },
+    { PgRunQueue },
+    { RedisBroker },
+    { ClusterRunManager },
+  ] = await Promise.all([
+    import("./storage/postgres/index.js"),
+    import("./storage/postgres/migrate.js"),
+    import("./runs/postgres-queue.js"),
+    import("./streams/redis.js"),
+    import("./runs/cluster.js"),
+  ]);
   const { connectTimeoutSeconds, poolSize, leaseSeconds, queuePollMs, shutdownGraceSeconds } = env.cluster;
   const connectMs = connectTimeoutSeconds * 1000;
   const storage = await connectWithBackoff("PostgreSQL", connectMs, log, () =>

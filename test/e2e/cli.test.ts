@@ -92,7 +92,8 @@ function expectFailedExit(r: { code: number | null; output: string }) {
   expect(r.output).not.toMatch(/listening on http/);
 }
 
-describe("startup errors", () => {
+// Each case is a process of its own that fails at start-up: they run at once.
+describe.concurrent("startup errors", () => {
   it("an invalid JSON config exits non-zero naming the file", async () => {
     const dir = scratch();
     const file = join(dir, "broken-config-e41c.json");
