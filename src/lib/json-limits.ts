@@ -45,6 +45,8 @@ export function findInputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Inp
     for (let i = item; i && i.key !== undefined; i = i.parent) path.unshift(i.key);
     return path;
   };
+  // Numbers, booleans and null cannot break a limit: they are not put on the stack.
+  const walked = (x: unknown) => typeof x === "string" || (x !== null && typeof x === "object");
   const stack: Item[] = [{ value, key: undefined, parent: undefined, depth: 0 }];
   while (stack.length) {
     const item = stack.pop()!;
@@ -64,7 +66,9 @@ export function findInputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Inp
       };
     }
     if (Array.isArray(v)) {
-      for (let i = v.length - 1; i >= 0; i--) stack.push({ value: v[i], key: i, parent: item, depth });
+      for (let i = v.length - 1; i >= 0; i--) {
+        if (walked(v[i])) stack.push({ value: v[i], key: i, parent: item, depth });
+      }
       continue;
     }
     const keys = Object.keys(v);
@@ -72,7 +76,8 @@ export function findInputProblem(value: unknown, maxDepth = MAX_JSON_DEPTH): Inp
       const key = keys[i];
       const p = stringProblem(key);
       if (p) return { path: [...pathOf(item), key], message: `keys ${p.message}`, kind: p.kind };
-      stack.push({ value: (v as Record<string, unknown>)[key], key, parent: item, depth });
+      const x = (v as Record<string, unknown>)[key];
+      if (walked(x)) stack.push({ value: x, key, parent: item, depth });
     }
   }
   return undefined;
