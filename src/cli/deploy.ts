@@ -20,16 +20,10 @@ import {
   type Revision,
 } from "./deploy/client.js";
 import { packProject } from "./deploy/pack.js";
+import { IN_PROGRESS_REVISION_STATUSES } from "../control-plane/domain/types.js";
 
 /** Revision statuses of work in progress; anything else is final. */
-const IN_PROGRESS = new Set([
-  "CREATING",
-  "QUEUED",
-  "AWAITING_BUILD",
-  "BUILDING",
-  "AWAITING_DEPLOY",
-  "DEPLOYING",
-]);
+const IN_PROGRESS = new Set<string>(IN_PROGRESS_REVISION_STATUSES);
 /** Keys of a project's .env that configure the CLI, not the deployment. */
 const CLI_KEYS = new Set(["HANGAR_API_KEY", "HANGAR_HOST_URL", "HANGAR_TENANT_ID"]);
 

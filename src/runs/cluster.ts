@@ -17,6 +17,7 @@ import {
   runFailed,
   settleThread,
   type CancelAction,
+  runDeps,
   type RunDeps,
   type RunResult,
 } from "./execute-job.js";
@@ -24,7 +25,7 @@ import type { RunKwargs } from "./executor.js";
 import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, runThread } from "./create.js";
-import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
+import type { AddressPolicy } from "./net-policy.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -69,7 +70,7 @@ export class ClusterRunManager implements RunService {
   private pumpAgain = false;
   private timers: NodeJS.Timeout[] = [];
   private finished: FinishListeners;
-  private webhooks: AddressPolicy;
+  private readonly deps: RunDeps;
 
   constructor(
     private storage: Storage,
@@ -80,17 +81,7 @@ export class ClusterRunManager implements RunService {
     private opts: ClusterOptions,
   ) {
     this.finished = new FinishListeners(log);
-    this.webhooks = opts.webhooks ?? webhookPolicy();
-  }
-
-  private get deps(): RunDeps {
-    return {
-      storage: this.storage,
-      graphs: this.graphs,
-      broker: this.broker,
-      log: this.log,
-      webhooks: this.webhooks,
-    };
+    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks);
   }
 
   /** Subscribes to the signals; a worker starts taking runs, renewing leases and sweeping expired ones. */
@@ -119,7 +110,7 @@ export class ClusterRunManager implements RunService {
   // --- API side ---
 
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body, this.webhooks);
+    await checkRunBody(body, this.deps.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
@@ -134,7 +125,7 @@ export class ClusterRunManager implements RunService {
   }
 
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body, this.webhooks);
+    await checkRunBody(body, this.deps.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
       const kept = await keptRun(this.storage, assistant, owner, body);
@@ -401,7 +392,7 @@ export class ClusterRunManager implements RunService {
         error: "RunAttemptsExceeded",
         message: `run stopped ${run.attempt} times without finishing`,
       };
-      if (run.thread_id) await this.storage.threads.setState(run.thread_id, { status: "error", error });
+      // Its thread was set to error in the same statement (LeasedRunQueue.sweepExpired).
       const resumable = Boolean((run.kwargs as Json).stream_resumable);
       this.broker.finish(run.run_id, resumable, { status: "error", output: { __error__: error }, error });
     }

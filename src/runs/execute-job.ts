@@ -3,13 +3,14 @@
 // rollback), and records the thread's final state and the run's status.
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Logger } from "../lib/logger.js";
-import type { Assistant, Json, Run, Storage, ThreadStatus } from "../storage/types.js";
+import type { Assistant, Json, Run, Storage, ThreadStateUpdate, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { toPlain } from "../lib/serde.js";
+import { isConnectionLost } from "../lib/errors.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
-import type { AddressPolicy } from "./net-policy.js";
+import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 
 export type CancelAction = "interrupt" | "rollback";
 
@@ -28,6 +29,36 @@ export interface RunDeps {
   log: Logger;
   /** What the server's webhooks may reach (HANGAR_WEBHOOK_*). */
   webhooks: AddressPolicy;
+}
+
+/** What a run manager (embedded or cluster) gives the runs it executes; webhooks default to HANGAR_WEBHOOK_*. */
+export function runDeps(
+  storage: Storage,
+  graphs: GraphRegistry,
+  broker: Broker,
+  log: Logger,
+  webhooks: AddressPolicy = webhookPolicy(),
+): RunDeps {
+  return { storage, graphs, broker, log, webhooks };
+}
+
+/** How long the writes that record a run's end keep trying while the database is unreachable. */
+const END_WRITE_PATIENCE_MS = 60_000;
+
+/**
+ * Runs a write that records a run's end (a thread's status, a run's status: absolute values, so running it twice
+ * is harmless) again while the database is unreachable, backing off up to 2 s, for at most a minute: an outage
+ * of a few seconds must not leave a thread busy after its run ended.
+ */
+export async function persistEnd<T>(write: () => Promise<T>): Promise<T> {
+  for (let delay = 200, waited = 0; ; waited += delay, delay = Math.min(delay * 2, 2_000)) {
+    try {
+      return await write();
+    } catch (e) {
+      if (!isConnectionLost(e) || waited >= END_WRITE_PATIENCE_MS) throw e;
+      await new Promise((r) => setTimeout(r, delay));
+    }
+  }
 }
 
 /** The context of a run's log lines. */
@@ -137,14 +168,15 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
         : state?.next.length
           ? "interrupted"
           : "idle";
-  await storage.threads.setState(threadId, {
+  const threadState: ThreadStateUpdate = {
     status,
     ...(state
       ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
       : {}),
     error: outcome.error ?? null,
-  });
-  if (cancelAction !== "rollback") await storage.runs.setStatus(run.run_id, outcome.status);
+  };
+  await persistEnd(() => storage.threads.setState(threadId, threadState));
+  if (cancelAction !== "rollback") await persistEnd(() => storage.runs.setStatus(run.run_id, outcome.status));
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
   finished();
   return { ...outcome, output };
@@ -159,8 +191,11 @@ export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<Ru
     // stream. A failed write is logged; the records keep their previous state.
     const unrecorded = (w: unknown) =>
       deps.log.warn(runContext(run), `could not record the run's failure: ${(w as Error).message}`);
-    await deps.storage.threads.setState(run.thread_id, { status: "error", error }).catch(unrecorded);
-    await deps.storage.runs.setStatus(run.run_id, "error").catch(unrecorded);
+    const threadId = run.thread_id;
+    await persistEnd(() => deps.storage.threads.setState(threadId, { status: "error", error })).catch(
+      unrecorded,
+    );
+    await persistEnd(() => deps.storage.runs.setStatus(run.run_id, "error")).catch(unrecorded);
   }
   return { status: "error", values: undefined, error, output: { __error__: error } };
 }

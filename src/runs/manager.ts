@@ -17,13 +17,14 @@ import {
   runFailed,
   settleThread,
   type CancelAction,
+  runDeps,
   type RunDeps,
   type RunResult,
 } from "./execute-job.js";
 import { buildKwargs } from "./kwargs.js";
 import { LocalRunQueue } from "./local-queue.js";
 import { admitRun, checkRunBody, keptRun, runAssistant, runThread } from "./create.js";
-import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
+import type { AddressPolicy } from "./net-policy.js";
 
 export type { StartedRun } from "./service.js";
 
@@ -61,7 +62,7 @@ export class RunManager implements RunService {
   private queue: LocalRunQueue<Job>;
   private shuttingDown = false;
   private finished: FinishListeners;
-  private webhooks: AddressPolicy;
+  private readonly deps: RunDeps;
 
   constructor(
     private storage: Storage,
@@ -70,24 +71,14 @@ export class RunManager implements RunService {
     private log: Logger,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
-    this.webhooks = opts.webhooks ?? webhookPolicy();
+    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks);
     this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
     this.finished = new FinishListeners(log);
   }
 
-  private get deps(): RunDeps {
-    return {
-      storage: this.storage,
-      graphs: this.graphs,
-      broker: this.broker,
-      log: this.log,
-      webhooks: this.webhooks,
-    };
-  }
-
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
   async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body, this.webhooks);
+    await checkRunBody(body, this.deps.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
@@ -110,7 +101,7 @@ export class RunManager implements RunService {
    * no run record); with "keep" it runs on a new thread that stays, so it can be joined and read later.
    */
   async createStateless(body: RunCreateStatelessT, owner: Json = {}): Promise<StartedRun> {
-    await checkRunBody(body, this.webhooks);
+    await checkRunBody(body, this.deps.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
     if (body.on_completion === "keep") {
       const kept = await keptRun(this.storage, assistant, owner, body);

@@ -36,6 +36,7 @@ function toClaimed(r: Record<string, unknown>): ClaimedRun {
 
 export class PgRunQueue implements LeasedRunQueue {
   private runs: string;
+  private threads: string;
 
   /** @param store the PostgreSQL run store of the same schema (admission is one of its transactions) */
   constructor(
@@ -44,6 +45,7 @@ export class PgRunQueue implements LeasedRunQueue {
     private store: RunStore,
   ) {
     this.runs = `${ident(schema)}.runs`;
+    this.threads = `${ident(schema)}.threads`;
   }
 
   /** Admission in one transaction holding the thread's row lock (see PostgresRuns.admit). */
@@ -100,9 +102,19 @@ export class PgRunQueue implements LeasedRunQueue {
    * reached `maxAttempts`. Returns both lists.
    */
   async sweepExpired(maxAttempts: number): Promise<{ requeued: string[]; failed: ClaimedRun[] }> {
+    // The runs that ran out of attempts, and their threads, in one statement: nobody sees such a run ended while
+    // its thread is still busy.
     const failed = await this.pool.query(
-      `UPDATE ${this.runs} SET status = 'error', worker_id = NULL, lease_expires_at = NULL, updated_at = now()
-       WHERE status = 'running' AND lease_expires_at < now() AND attempt >= $1 RETURNING *`,
+      `WITH failed AS (
+         UPDATE ${this.runs} SET status = 'error', worker_id = NULL, lease_expires_at = NULL, updated_at = now()
+         WHERE status = 'running' AND lease_expires_at < now() AND attempt >= $1 RETURNING *
+       ), settled AS (
+         UPDATE ${this.threads} t SET status = 'error', updated_at = now(),
+           error = jsonb_build_object('error', 'RunAttemptsExceeded',
+             'message', 'run stopped ' || f.attempt || ' times without finishing')
+         FROM failed f WHERE t.thread_id = f.thread_id
+       )
+       SELECT * FROM failed`,
       [maxAttempts],
     );
     const requeued = await this.pool.query(

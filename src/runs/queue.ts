@@ -37,7 +37,7 @@ export interface LeasedRunQueue extends RunQueue {
    * missing from the answer are no longer this worker's.
    */
   heartbeat(workerId: string, runIds: string[], leaseMs: number): Promise<Map<string, CancelAction | null>>;
-  /** Re-queues runs whose lease expired as their next attempt; fails those that reached `maxAttempts`. */
+  /** Re-queues runs whose lease expired as their next attempt; fails those that reached `maxAttempts`, their threads too. */
   sweepExpired(maxAttempts: number): Promise<{ requeued: string[]; failed: ClaimedRun[] }>;
   /** Gives the worker's runs back to the queue (shutdown); returns how many. */
   handBack(workerId: string, runIds: string[]): Promise<number>;

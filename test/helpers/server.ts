@@ -51,7 +51,8 @@ export interface StartOptions {
   process?: boolean;
   config?: string;
   dataDir?: string;
-  env?: Record<string, string>;
+  /** Added to the environment; a key set to undefined is removed from it. */
+  env?: Record<string, string | undefined>;
   args?: string[];
   /** The CLI command (with `process`): `dev` (default, started with --no-reload) or `serve`. Always `serve` on postgres. */
   command?: "dev" | "serve";

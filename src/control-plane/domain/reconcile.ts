@@ -10,6 +10,8 @@ import type { Logger } from "../../lib/logger.js";
 import type { LogSink } from "./log-sink.js";
 import {
   FINAL_REVISION_STATUSES,
+  PENDING_REVISION_STATUSES,
+  STARTED_REVISION_STATUSES,
   type CpStore,
   type Deployment,
   type DeploymentStatus,
@@ -150,8 +152,8 @@ interface Restore {
   done: Promise<void>;
 }
 
-const PENDING: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
-const STARTED: RevisionStatus[] = ["BUILDING", "AWAITING_DEPLOY", "DEPLOYING"];
+const PENDING = PENDING_REVISION_STATUSES;
+const STARTED = STARTED_REVISION_STATUSES;
 const isFinal = (s: RevisionStatus) => FINAL_REVISION_STATUSES.includes(s);
 const ALL = { limit: 10_000, offset: 0 };
 
@@ -172,8 +174,6 @@ export function storeSource(store: CpStore, listenerId: string | null): Reconcil
     appendLogs: (lines) => store.appendLogs(lines),
   };
 }
-
-export { PENDING as PENDING_REVISION_STATUSES };
 
 export class Reconciler {
   private jobs = new Map<string, Job>();

@@ -51,6 +51,14 @@ export type RevisionStatus =
   | "UNKNOWN";
 
 /** Statuses a revision never leaves. */
+/** Revision statuses before its build started, then while it builds and deploys; with DEPLOYED and the final ones, all. */
+export const PENDING_REVISION_STATUSES: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
+export const STARTED_REVISION_STATUSES: RevisionStatus[] = ["BUILDING", "AWAITING_DEPLOY", "DEPLOYING"];
+export const IN_PROGRESS_REVISION_STATUSES: RevisionStatus[] = [
+  ...PENDING_REVISION_STATUSES,
+  ...STARTED_REVISION_STATUSES,
+];
+
 export const FINAL_REVISION_STATUSES: RevisionStatus[] = [
   "CREATE_FAILED",
   "BUILD_FAILED",

@@ -4,8 +4,8 @@
 // listener.
 import { LogSink } from "../../domain/log-sink.js";
 import type { Logger } from "../../../lib/logger.js";
+import { PENDING_REVISION_STATUSES } from "../../domain/types.js";
 import {
-  PENDING_REVISION_STATUSES,
   Reconciler,
   StableAddress,
   type DeploymentState,
