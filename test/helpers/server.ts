@@ -71,6 +71,9 @@ export const POSTGRES_TEST_KNOBS: Record<string, string> = {
   HANGAR_QUEUE_POLL_MS: "200",
   HANGAR_SHUTDOWN_GRACE_SECONDS: "2",
   HANGAR_CONNECT_TIMEOUT_SECONDS: "5",
+  // Two pools of this size per server (queries, checkpoints): with the default 10, two test runs side by side on
+  // one PostgreSQL (max_connections 100) ran out of connections.
+  HANGAR_DATABASE_POOL_SIZE: "5",
 };
 
 /** Env that selects the backend: a server or CLI run gets it only when the harness or the test sets it. */
