@@ -105,12 +105,14 @@ const errMessage = (e: unknown): string => {
 
 /**
  * A PostgreSQL statement surely did not run: the server terminated the backend (57P01 admin shutdown, 57P02
- * crash, 57P03 cannot connect now), or there was no connection to send it on.
+ * crash, 57P03 cannot connect now), refused the connection (53300 too many connections), or there was no
+ * connection to send it on.
  */
 export function statementNotRun(e: unknown): boolean {
   const msg = errMessage(e);
   return (
     /^57P0[123]$/.test(errCode(e)) ||
+    errCode(e) === "53300" || // too many connections: refused before any statement
     errCode(e) === "ECONNREFUSED" ||
     msg.includes("not queryable") ||
     msg.includes("timeout exceeded when trying to connect")

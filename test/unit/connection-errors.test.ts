@@ -18,6 +18,7 @@ describe("connection errors", () => {
       err("57P01"),
       err("57P02"),
       err("57P03"),
+      err("53300", "sorry, too many clients already"),
       err("ECONNREFUSED"),
       new Error("Client has encountered a connection error and is not queryable"),
       new Error("timeout exceeded when trying to connect"),
