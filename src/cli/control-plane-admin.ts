@@ -6,18 +6,7 @@ import { AdminError, createKey, createOrg, createWorkspace } from "../control-pl
 import type { CpStore } from "../control-plane/domain/types.js";
 import { openCpPostgresStore } from "../control-plane/store/postgres.js";
 import { openCpSqliteStore } from "../control-plane/store/sqlite.js";
-import { PostgresConnectError } from "../lib/db/postgres.js";
-import { ConfigError, MigrationError } from "../lib/errors.js";
-import { SettingsError } from "../lib/settings.js";
-import { cpDatabase, DEFAULT_DATA_DIR } from "./cp-store.js";
-
-/** Errors reported in one line, without a stack: settings, an unreachable database, a migration, a refusal. */
-const oneLine = (e: unknown) =>
-  e instanceof ConfigError ||
-  e instanceof SettingsError ||
-  e instanceof AdminError ||
-  e instanceof PostgresConnectError ||
-  e instanceof MigrationError;
+import { cpDatabase, DEFAULT_DATA_DIR, reportedInOneLine } from "./cp-store.js";
 
 /**
  * Runs one admin action on the control plane's store (the same choice as `hangar control-plane`: PostgreSQL
@@ -35,7 +24,7 @@ async function admin(cmd: Command, action: (store: CpStore) => Promise<string>):
     console.log(await action(store));
     return 0;
   } catch (e) {
-    if (oneLine(e)) {
+    if (reportedInOneLine(e)) {
       console.error(`hangar control-plane admin: ${(e as Error).message}`);
       return 1;
     }

@@ -2,7 +2,6 @@
 // store is PostgreSQL when DATABASE_URL is set (./cp-store.ts), else SQLite in the data directory, which holds
 // uploads, builds and embedded deployments' data either way.
 import { join, resolve } from "node:path";
-import { AdminError } from "../control-plane/admin.js";
 import { principal } from "../control-plane/http/auth.js";
 import { forbidden } from "../control-plane/http/errors.js";
 import { sandboxFor, type Sandbox } from "../control-plane/runtime/local/sandbox.js";
@@ -11,11 +10,9 @@ import { startControlPlane, type ControlPlaneOptions } from "../control-plane/se
 import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/http/router.js";
 import { startLocalReconciler } from "../control-plane/runtime/local/runtime.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
-import { PostgresConnectError } from "../lib/db/postgres.js";
-import { ConfigError, MigrationError } from "../lib/errors.js";
 import { rootLogger } from "../lib/logger.js";
 import { setUpLogging } from "./logging.js";
-import { cpDatabase, DEFAULT_DATA_DIR, describeDatabase } from "./cp-store.js";
+import { cpDatabase, DEFAULT_DATA_DIR, describeDatabase, reportedInOneLine } from "./cp-store.js";
 
 export interface RunOptions {
   port?: string;
@@ -25,14 +22,6 @@ export interface RunOptions {
   /** false with --no-reconcile: serve the API only (revisions stay QUEUED). */
   reconcile: boolean;
 }
-
-/** Errors reported in one line, without a stack: settings, an unreachable database, a migration. */
-const oneLine = (e: unknown) =>
-  e instanceof ConfigError || // ControlPlaneConfigError, SandboxConfigError, a bad HANGAR_CP_DATABASE_SCHEMA
-  e instanceof SettingsError ||
-  e instanceof AdminError ||
-  e instanceof PostgresConnectError ||
-  e instanceof MigrationError;
 
 function parsePort(raw: string): number | undefined {
   const n = Number(raw);
@@ -127,7 +116,7 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     process.on("SIGTERM", stop);
     return await new Promise<number>(() => {});
   } catch (e) {
-    if (oneLine(e)) {
+    if (reportedInOneLine(e)) {
       log.error(`hangar control-plane: ${(e as Error).message}`);
       return 1;
     }

@@ -1,8 +1,9 @@
 // The control plane's store as the CLI opens it: PostgreSQL when DATABASE_URL is set (schema
 // HANGAR_CP_DATABASE_SCHEMA), else SQLite in the data directory. Shared by `control-plane` and its `admin` commands.
-import { checkSchemaName } from "../lib/db/postgres.js";
-import { ConfigError } from "../lib/errors.js";
-import { settings, type ControlPlaneSettings } from "../lib/settings.js";
+import { AdminError } from "../control-plane/admin.js";
+import { checkSchemaName, PostgresConnectError } from "../lib/db/postgres.js";
+import { ConfigError, MigrationError } from "../lib/errors.js";
+import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
 import { DEFAULT_CP_SCHEMA } from "../control-plane/store/postgres.js";
 
 /** The data directory when --data-dir is not given (named in the help, in ./main.ts). */
@@ -40,3 +41,15 @@ export function describeDatabase(db: CpDatabase): string {
   }
   return `PostgreSQL${where}, schema "${db.schema}"`;
 }
+
+/**
+ * Errors `control-plane` and its `admin` commands report in one line, without a stack: configuration
+ * (ControlPlaneConfigError, SandboxConfigError, a bad HANGAR_CP_DATABASE_SCHEMA), settings, an admin refusal, an
+ * unreachable database, a migration.
+ */
+export const reportedInOneLine = (e: unknown): boolean =>
+  e instanceof ConfigError ||
+  e instanceof SettingsError ||
+  e instanceof AdminError ||
+  e instanceof PostgresConnectError ||
+  e instanceof MigrationError;

@@ -50,7 +50,6 @@ export type RevisionStatus =
   | "INTERRUPTED"
   | "UNKNOWN";
 
-/** Statuses a revision never leaves. */
 /** Revision statuses before its build started, then while it builds and deploys; with DEPLOYED and the final ones, all. */
 export const PENDING_REVISION_STATUSES: RevisionStatus[] = ["CREATING", "QUEUED", "AWAITING_BUILD"];
 export const STARTED_REVISION_STATUSES: RevisionStatus[] = ["BUILDING", "AWAITING_DEPLOY", "DEPLOYING"];
@@ -59,6 +58,7 @@ export const IN_PROGRESS_REVISION_STATUSES: RevisionStatus[] = [
   ...STARTED_REVISION_STATUSES,
 ];
 
+/** Statuses a revision never leaves. */
 export const FINAL_REVISION_STATUSES: RevisionStatus[] = [
   "CREATE_FAILED",
   "BUILD_FAILED",
