@@ -26,7 +26,7 @@ import { StreamBroker, type Broker } from "./streams/channel.js";
 import type { RedisBroker } from "./streams/redis.js";
 import { configureStreams } from "./streams/limits.js";
 import { HangarError } from "./lib/errors.js";
-import { protectSecretEnv, rootLogger, type Logger } from "./lib/logger.js";
+import { protectSecretEnv, reconfigureLogging, rootLogger, type Logger } from "./lib/logger.js";
 import { fastifyLogging, logRequests } from "./lib/request-log.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { VERSION } from "./lib/version.js";
@@ -262,7 +262,7 @@ async function clusterBackend(
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
-  const log = opts.logger ?? rootLogger();
+  let log = opts.logger ?? rootLogger();
   const project = loadProjectConfig(opts.configPath);
   for (const w of project.warnings) log.warn(`hangar: warning: ${w}`);
   // Graphs read the project's env from process.env (what is set already wins).
@@ -275,6 +275,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const env = loadSettings(serverEnv);
   let webhooks: AddressPolicy;
   try {
+    // LOG_LEVEL or LOG_FORMAT in the project's .env apply to the process's logger (not to one given by an embedder).
+    if (!opts.logger && ("LOG_LEVEL" in project.env || "LOG_FORMAT" in project.env)) {
+      log = reconfigureLogging(env.logging);
+    }
     webhooks = webhookPolicy(env.webhooks); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
     void env.server;
     if (opts.cluster) void env.cluster;

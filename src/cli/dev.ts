@@ -91,8 +91,10 @@ export function announce(
       : cluster?.mode === "api"
         ? "Hangar Agent Server (API only)"
         : "Hangar Agent Server";
-  // The URL ends the message: test harnesses and the control plane read it there (in JSON too).
-  log.info(`${role} listening on ${server.url}`);
+  // The URL ends the message: test harnesses and the control plane read it there (in JSON too); it is logged
+  // whatever LOG_LEVEL says.
+  const banner = log.isLevelEnabled("info") ? log : log.child({}, { level: "info" });
+  banner.info(`${role} listening on ${server.url}`);
   listening();
   log.info(`graphs: ${server.graphs.join(", ")}`);
   log.info(`data: ${server.dataDir}`);
@@ -109,7 +111,6 @@ export async function runServer(
   cluster?: ClusterBackend,
 ): Promise<number> {
   keepRunningOnUnhandledRejections();
-  const log = rootLogger();
   try {
     const server = await startServer({
       configPath: resolve(opts.config),
@@ -119,6 +120,8 @@ export async function runServer(
       nJobsPerWorker: nJobs,
       cluster,
     });
+    // The logger as the project's .env left it (startServer applies its LOG_LEVEL and LOG_FORMAT).
+    const log = rootLogger();
     announce(log, server, cluster, () => process.send?.({ hangar: "listening" }));
     let stopping = false;
     const stop = async () => {
@@ -138,10 +141,10 @@ export async function runServer(
       e instanceof StartupError ||
       e instanceof AuthError
     ) {
-      log.error(`hangar ${cmd}: ${e.message}`);
+      rootLogger().error(`hangar ${cmd}: ${e.message}`);
       return 1;
     }
-    log.error({ err: e }, `hangar ${cmd}: failed to start: ${(e as Error)?.message ?? e}`);
+    rootLogger().error({ err: e }, `hangar ${cmd}: failed to start: ${(e as Error)?.message ?? e}`);
     return 1;
   }
 }

@@ -194,7 +194,24 @@ export function configureLogging(
 ): Logger {
   const { level, format } = opts.logging ?? settings().logging;
   protectSecretEnv();
+  configured = { defaultFormat, fd: opts.fd };
   root = createLogger({ level, format: format ?? defaultFormat, fd: opts.fd });
+  return root;
+}
+
+/** How the CLI configured the process's logger (its command's default format, the descriptor). */
+let configured: { defaultFormat: LogFormat; fd?: 1 | 2 } | undefined;
+
+/**
+ * Makes the process's logger again from settings parsed after a project's `.env` was applied (it may set
+ * LOG_LEVEL or LOG_FORMAT; what the environment sets still wins, see applyEnv) and returns it.
+ */
+export function reconfigureLogging(logging: Settings["logging"]): Logger {
+  root = createLogger({
+    level: logging.level,
+    format: logging.format ?? configured?.defaultFormat ?? "json",
+    fd: configured?.fd,
+  });
   return root;
 }
 

@@ -129,3 +129,23 @@ describe("hangar serve, JSON by default", () => {
     for (const l of lines()) expect(JSON.parse(l)).toMatchObject({ level: expect.any(Number) });
   });
 });
+
+describe("hangar serve, LOG_LEVEL and LOG_FORMAT from the project's env", () => {
+  // The project's env says warn and pretty; the environment sets neither.
+  const hangar = useHangar({
+    process: true,
+    config: join(ROOT, "test/fixtures/logging-project/langgraph.env-levels.json"),
+    command: "serve",
+    env: { LOG_FORMAT: undefined, LOG_LEVEL: undefined },
+  });
+
+  it("logs from warn up, in pretty lines, and still says where it listens", async () => {
+    await exercise(hangar);
+    const out = () => hangar.server.output();
+    await vi.waitFor(() => expect(out()).toMatch(/WARN: run finished: error .*status=error/));
+    expect(out()).toMatch(/INFO: Hangar Agent Server listening on http:\/\/127\.0\.0\.1:\d+$/m);
+    expect(out()).not.toMatch(/INFO: GET \/ok/);
+    expect(out()).not.toMatch(/run started/);
+    expect(out()).not.toMatch(/^\{/m);
+  });
+});
