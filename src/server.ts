@@ -28,6 +28,7 @@ import { configureStreams } from "./streams/limits.js";
 import { HangarError } from "./lib/errors.js";
 import { protectSecretEnv, reconfigureLogging, rootLogger, type Logger } from "./lib/logger.js";
 import { fastifyLogging, logRequests } from "./lib/request-log.js";
+import { withBackoff } from "./lib/backoff.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { VERSION } from "./lib/version.js";
 import { webhookPolicy, type AddressPolicy } from "./runs/net-policy.js";
@@ -97,18 +98,18 @@ async function connectWithBackoff<T>(
   log: Logger,
   connect: () => Promise<T>,
 ) {
-  const deadline = Date.now() + timeoutMs;
-  for (let delay = 500; ; delay = Math.min(delay * 2, 5000)) {
-    try {
-      return await connect();
-    } catch (e) {
-      const msg = (e as Error).message.split("\n")[0];
-      if (e instanceof StartupError || Date.now() + delay > deadline) {
-        throw new StartupError(`${msg} (gave up after ${Math.round(timeoutMs / 1000)} s)`);
-      }
-      log.warn(`hangar: ${msg}; retrying ${what} in ${delay / 1000} s`);
-      await new Promise((r) => setTimeout(r, delay));
-    }
+  const firstLine = (e: unknown) => (e as Error).message.split("\n")[0];
+  try {
+    return await withBackoff(connect, {
+      firstMs: 500,
+      maxMs: 5_000,
+      patienceMs: timeoutMs,
+      retry: (e) => !(e instanceof StartupError),
+      onRetry: (e, delay) => log.warn(`hangar: ${firstLine(e)}; retrying ${what} in ${delay / 1000} s`),
+    });
+  } catch (e) {
+    if (e instanceof StartupError) throw e;
+    throw new StartupError(`${firstLine(e)} (gave up after ${Math.round(timeoutMs / 1000)} s)`);
   }
 }
 

@@ -11,6 +11,7 @@ import { isConnectionLost } from "../lib/errors.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
 import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
+import { withBackoff } from "../lib/backoff.js";
 
 export type CancelAction = "interrupt" | "rollback";
 
@@ -50,15 +51,13 @@ const END_WRITE_PATIENCE_MS = 60_000;
  * is harmless) again while the database is unreachable, backing off up to 2 s, for at most a minute: an outage
  * of a few seconds must not leave a thread busy after its run ended.
  */
-export async function persistEnd<T>(write: () => Promise<T>): Promise<T> {
-  for (let delay = 200, waited = 0; ; waited += delay, delay = Math.min(delay * 2, 2_000)) {
-    try {
-      return await write();
-    } catch (e) {
-      if (!isConnectionLost(e) || waited >= END_WRITE_PATIENCE_MS) throw e;
-      await new Promise((r) => setTimeout(r, delay));
-    }
-  }
+export function persistEnd<T>(write: () => Promise<T>): Promise<T> {
+  return withBackoff(write, {
+    firstMs: 200,
+    maxMs: 2_000,
+    patienceMs: END_WRITE_PATIENCE_MS,
+    retry: isConnectionLost,
+  });
 }
 
 /** The context of a run's log lines. */
@@ -119,8 +118,9 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   const log = deps.log.child(runContext(run, assistant, attempt));
   const started = performance.now();
   log.info("run started");
-  // Exactly what the official server sends first (the thread is known from the request and Content-Location).
-  publish("metadata", { run_id: run.run_id, attempt });
+  // The run, its thread (null for a stateless run) and its attempt: what the official server sends first, plus
+  // the thread, so that a client joining a stream knows it from the stream itself (GUIDE §4).
+  publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt });
   // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
   // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
   await new Promise<void>((r) => setImmediate(r));

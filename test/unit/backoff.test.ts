@@ -1,0 +1,54 @@
+// lib/backoff.ts: tries again with doubling pauses while a failure is retryable, within a patience.
+import { describe, expect, it } from "vitest";
+import { withBackoff } from "../../src/lib/backoff.ts";
+
+class Transient extends Error {}
+
+/** An operation failing with `errors` in turn, then answering "done"; counts its calls. */
+function failing(errors: Error[]) {
+  const op = async () => {
+    op.calls++;
+    const e = errors.shift();
+    if (e) throw e;
+    return "done";
+  };
+  op.calls = 0;
+  return op;
+}
+
+const retryTransient = (e: unknown) => e instanceof Transient;
+
+describe("withBackoff", () => {
+  it("waits out retryable failures, the pauses doubling up to the maximum", async () => {
+    const op = failing([new Transient("1"), new Transient("2"), new Transient("3"), new Transient("4")]);
+    const pauses: number[] = [];
+    const answer = await withBackoff(op, {
+      firstMs: 1,
+      maxMs: 4,
+      patienceMs: 60_000,
+      retry: retryTransient,
+      onRetry: (_e, ms) => pauses.push(ms),
+    });
+    expect(answer).toBe("done");
+    expect(op.calls).toBe(5);
+    expect(pauses).toEqual([1, 2, 4, 4]);
+  });
+
+  it("throws a failure that is not retryable at once", async () => {
+    const op = failing([new Error("bad input"), new Transient("later")]);
+    await expect(
+      withBackoff(op, { firstMs: 1, maxMs: 1, patienceMs: 60_000, retry: retryTransient }),
+    ).rejects.toThrow("bad input");
+    expect(op.calls).toBe(1);
+  });
+
+  it("throws the last failure once the patience is spent", async () => {
+    const op = failing(Array.from({ length: 100 }, (_, i) => new Transient(`failure ${i + 1}`)));
+    await expect(
+      withBackoff(op, { firstMs: 5, maxMs: 5, patienceMs: 12, retry: retryTransient }),
+    ).rejects.toThrow(/^failure \d+$/);
+    // A pause that would end past the patience is not taken: a few tries, not a hundred.
+    expect(op.calls).toBeGreaterThan(1);
+    expect(op.calls).toBeLessThan(100);
+  });
+});
