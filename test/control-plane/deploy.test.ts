@@ -10,6 +10,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { BIN, cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
+import { BOUND_MS } from "../helpers/wait.ts";
 
 const KEY = "hangar-deploy-test-key";
 const base = tempDir("hangar-deploy-test-");
@@ -348,12 +349,12 @@ describe("hangar deploy", () => {
     proc.stdout.on("data", (d) => (out += d));
     const exited = new Promise<number | null>((res) => proc.once("exit", (code) => res(code)));
     // Following once it printed the last line so far (it reads on from there).
-    await vi.waitFor(() => expect(out).not.toBe(""), { timeout: 60_000, interval: 50 });
+    await vi.waitFor(() => expect(out).not.toBe(""), { timeout: BOUND_MS, interval: 50 });
     const r = await deploy(["--no-wait", "--json"], { env: withKey() });
     expect(r.code).toBe(0);
     const revision = jsonLines(r.stdout).find((e) => e.event === "updated").revision_id;
     await vi.waitFor(() => expect(out).toContain(`Revision ${revision} deployed`), {
-      timeout: 120_000,
+      timeout: 2 * BOUND_MS,
       interval: 100,
     });
     proc.kill("SIGINT");
@@ -377,7 +378,7 @@ describe("hangar deploy", () => {
           .catch(() => 0);
         expect(status, "the deleted deployment still answers").not.toBe(200);
       },
-      { timeout: 30_000, interval: 100 },
+      { timeout: BOUND_MS, interval: 100 },
     );
     const list = await deploy(["list", "--json"], { env: withKey() });
     expect(list.stdout).not.toContain(id);

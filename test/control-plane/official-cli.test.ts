@@ -10,6 +10,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
 import { cpClient, cpTenancy, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { BIN, cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
+import { BOUND_MS } from "../helpers/wait.ts";
 
 const KEY = "hangar-official-cli-test-key";
 const FIXTURE = join(ROOT, "test/fixtures/deploy-env-project");
@@ -85,7 +86,7 @@ async function waitGone(url: string): Promise<void> {
         .catch(() => 0);
       expect(status, `the deleted deployment still answers at ${url}`).not.toBe(200);
     },
-    { timeout: 30_000, interval: 100 },
+    { timeout: BOUND_MS, interval: 100 },
   );
 }
 

@@ -4,6 +4,7 @@ import type { AddressInfo } from "node:net";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpError } from "../helpers/http.ts";
 import { useHangar } from "../helpers/server.ts";
+import { BOUND_MS } from "../helpers/wait.ts";
 
 const allowed = useHangar({ env: { HANGAR_WEBHOOK_ALLOW_LOOPBACK: "true" } });
 const strict = useHangar();
@@ -41,7 +42,7 @@ afterAll(async () => {
 
 /** Resolves once `n` deliveries arrived; fails with a clear message after a bound. */
 async function deliveriesOf(n: number): Promise<Delivery[]> {
-  const deadline = Date.now() + 20_000;
+  const deadline = Date.now() + BOUND_MS;
   while (deliveries.length < n) {
     if (Date.now() > deadline) throw new Error(`expected ${n} webhook deliveries, got ${deliveries.length}`);
     await new Promise<void>((r) => {

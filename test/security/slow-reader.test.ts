@@ -6,6 +6,7 @@ import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { ROOT, useHangar } from "../helpers/server.ts";
 import { parseSse } from "../helpers/sse.ts";
+import { BOUND_MS, waitFor } from "../helpers/wait.ts";
 
 const CONFIG = join(ROOT, "test/fixtures/slow-reader-project/langgraph.json");
 /** Each flood run streams EVENTS custom events of BYTES bytes: about 8 MB. */
@@ -36,15 +37,6 @@ async function streamClients(url: string): Promise<number> {
   const m = /^hangar_stream_clients (\d+)/m.exec(text);
   if (!m) throw new Error("no hangar_stream_clients in /metrics");
   return Number(m[1]);
-}
-
-/** Polls `cond` every 100 ms until it holds, failing after `ms`. */
-async function until(what: string, ms: number, cond: () => Promise<boolean> | boolean): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await cond())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
 }
 
 /**
@@ -109,110 +101,98 @@ describe("slow readers", () => {
 
   // Attack: 20 clients open 8 MB streams (runs of their own, and joins replaying a finished resumable run)
   // and never read them, so that the server holds every stream in memory (it did: ~20 MB per client).
-  it(
-    "20 clients that never read an 8 MB stream: bounded memory, a normal client unaffected, dropped streams rejoin",
-    { timeout: 150_000 },
-    async () => {
-      const { server, client } = hangar;
-      const pid = server.proc!.pid!;
+  it("20 clients that never read an 8 MB stream: bounded memory, a normal client unaffected, dropped streams rejoin", async () => {
+    const { server, client } = hangar;
+    const pid = server.proc!.pid!;
 
-      // Warm up (graph loaded, one flood run through a reading client), then the baseline.
-      const warm = await client.threads.create();
-      let warmed = 0;
-      for await (const part of client.runs.stream(warm.thread_id, "flood", {
-        input: FLOOD,
-        streamMode: ["custom"],
-      })) {
-        if (part.event === "custom") warmed++;
-      }
-      expect(warmed).toBe(EVENTS);
+    // Warm up (graph loaded, one flood run through a reading client), then the baseline.
+    const warm = await client.threads.create();
+    let warmed = 0;
+    for await (const part of client.runs.stream(warm.thread_id, "flood", {
+      input: FLOOD,
+      streamMode: ["custom"],
+    })) {
+      if (part.event === "custom") warmed++;
+    }
+    expect(warmed).toBe(EVENTS);
 
-      // A finished resumable 8 MB run: joins with Last-Event-ID -1 replay all of it.
-      const shared = await client.threads.create();
-      const sharedRun = await client.runs.create(shared.thread_id, "flood", {
-        input: FLOOD,
-        streamMode: ["custom"],
-        streamResumable: true,
-      });
-      await client.runs.join(shared.thread_id, sharedRun.run_id);
-      await until(
-        "the warm-up streams to close",
-        10_000,
-        async () => (await streamClients(server.url)) === 0,
-      );
-      const before = rss(pid);
+    // A finished resumable 8 MB run: joins with Last-Event-ID -1 replay all of it.
+    const shared = await client.threads.create();
+    const sharedRun = await client.runs.create(shared.thread_id, "flood", {
+      input: FLOOD,
+      streamMode: ["custom"],
+      streamResumable: true,
+    });
+    await client.runs.join(shared.thread_id, sharedRun.run_id);
+    await waitFor("the warm-up streams to close", async () => (await streamClients(server.url)) === 0);
+    const before = rss(pid);
 
-      // 16 joins replaying the shared run, and 4 streams of runs of their own (two stateless, one on a
-      // thread, one resumable on a thread that rejoins below); none of them reads.
-      const join = `/threads/${shared.thread_id}/runs/${sharedRun.run_id}/stream`;
-      for (let i = 0; i < 16; i++) {
-        clients.push(stalledClient(server.url, "GET", join, undefined, { "last-event-id": "-1" }));
-      }
-      const body = { assistant_id: "flood", input: FLOOD, stream_mode: ["custom"] };
-      clients.push(stalledClient(server.url, "POST", "/runs/stream", body));
-      clients.push(stalledClient(server.url, "POST", "/runs/stream", body));
-      const own = await client.threads.create();
-      clients.push(stalledClient(server.url, "POST", `/threads/${own.thread_id}/runs/stream`, body));
-      const resumableThread = await client.threads.create();
-      const resumable = stalledClient(
-        server.url,
-        "POST",
-        `/threads/${resumableThread.thread_id}/runs/stream`,
-        {
-          ...body,
-          stream_resumable: true,
-        },
-      );
-      clients.push(resumable);
-      const heads = await Promise.all(clients.map((c) => c.head));
-      expect(heads.map((h) => h.statusCode)).toEqual(heads.map(() => 200));
+    // 16 joins replaying the shared run, and 4 streams of runs of their own (two stateless, one on a
+    // thread, one resumable on a thread that rejoins below); none of them reads.
+    const join = `/threads/${shared.thread_id}/runs/${sharedRun.run_id}/stream`;
+    for (let i = 0; i < 16; i++) {
+      clients.push(stalledClient(server.url, "GET", join, undefined, { "last-event-id": "-1" }));
+    }
+    const body = { assistant_id: "flood", input: FLOOD, stream_mode: ["custom"] };
+    clients.push(stalledClient(server.url, "POST", "/runs/stream", body));
+    clients.push(stalledClient(server.url, "POST", "/runs/stream", body));
+    const own = await client.threads.create();
+    clients.push(stalledClient(server.url, "POST", `/threads/${own.thread_id}/runs/stream`, body));
+    const resumableThread = await client.threads.create();
+    const resumable = stalledClient(server.url, "POST", `/threads/${resumableThread.thread_id}/runs/stream`, {
+      ...body,
+      stream_resumable: true,
+    });
+    clients.push(resumable);
+    const heads = await Promise.all(clients.map((c) => c.head));
+    expect(heads.map((h) => h.statusCode)).toEqual(heads.map(() => 200));
 
-      // Meanwhile a normal client streams another 8 MB run: it gets every event, and /ok answers.
-      const normal = await client.threads.create();
-      const got: number[] = [];
-      for await (const part of client.runs.stream(normal.thread_id, "flood", {
-        input: FLOOD,
-        streamMode: ["custom"],
-      })) {
-        if (part.event === "custom") got.push((part.data as { seq: number }).seq);
-      }
-      expect(got).toEqual([...Array(EVENTS).keys()]);
-      expect((await fetch(`${server.url}/ok`)).status).toBe(200);
+    // Meanwhile a normal client streams another 8 MB run: it gets every event, and /ok answers.
+    const normal = await client.threads.create();
+    const got: number[] = [];
+    for await (const part of client.runs.stream(normal.thread_id, "flood", {
+      input: FLOOD,
+      streamMode: ["custom"],
+    })) {
+      if (part.event === "custom") got.push((part.data as { seq: number }).seq);
+    }
+    expect(got).toEqual([...Array(EVENTS).keys()]);
+    expect((await fetch(`${server.url}/ok`)).status).toBe(200);
 
-      // Every run went to its end though nobody read its stream.
-      const [resumableRun] = await client.runs.list(resumableThread.thread_id);
-      await client.runs.join(resumableThread.thread_id, resumableRun.run_id);
-      expect((await client.runs.get(resumableThread.thread_id, resumableRun.run_id)).status).toBe("success");
-      const [ownRun] = await client.runs.list(own.thread_id);
-      await client.runs.join(own.thread_id, ownRun.run_id);
-      expect((await client.threads.getState(own.thread_id)).values).toMatchObject({ sent: EVENTS });
+    // Every run went to its end though nobody read its stream.
+    const [resumableRun] = await client.runs.list(resumableThread.thread_id);
+    await client.runs.join(resumableThread.thread_id, resumableRun.run_id);
+    expect((await client.runs.get(resumableThread.thread_id, resumableRun.run_id)).status).toBe("success");
+    const [ownRun] = await client.runs.list(own.thread_id);
+    await client.runs.join(own.thread_id, ownRun.run_id);
+    expect((await client.threads.getState(own.thread_id)).values).toMatchObject({ sent: EVENTS });
 
-      // With the 20 streams open and unread (about 160 MB of events owed to them), the server's memory has
-      // grown by less than 100 MB in total.
-      const after = rss(pid);
-      expect(await streamClients(server.url)).toBe(20);
-      expect((after - before) / MB).toBeLessThan(100);
+    // With the 20 streams open and unread (about 160 MB of events owed to them), the server's memory has
+    // grown by less than 100 MB in total.
+    const after = rss(pid);
+    expect(await streamClients(server.url)).toBe(20);
+    expect((after - before) / MB).toBeLessThan(100);
 
-      // The stalled streams are then dropped: no SSE connection is left open.
-      await until(
-        "the stalled streams to be dropped",
-        60_000,
-        async () => (await streamClients(server.url)) === 0,
-      );
+    // The stalled streams are then dropped: no SSE connection is left open.
+    await waitFor(
+      "the stalled streams to be dropped",
+      async () => (await streamClients(server.url)) === 0,
+      BOUND_MS,
+      100,
+    );
 
-      // The dropped resumable client reads what reached it, and rejoins from its last whole event.
-      const text = await resumable.drain();
-      const received = parseSse(text.slice(0, text.lastIndexOf("\n\n") + 2));
-      expect(received[0].event).toBe("metadata");
-      const firstPart = seqs(received);
-      expect(firstPart.length).toBeLessThan(EVENTS);
-      const rest: number[] = [];
-      for await (const part of client.runs.joinStream(resumableThread.thread_id, resumableRun.run_id, {
-        lastEventId: received[received.length - 1].id!,
-      })) {
-        if (part.event === "custom") rest.push((part.data as { seq: number }).seq);
-      }
-      expect([...firstPart, ...rest]).toEqual([...Array(EVENTS).keys()]);
-    },
-  );
+    // The dropped resumable client reads what reached it, and rejoins from its last whole event.
+    const text = await resumable.drain();
+    const received = parseSse(text.slice(0, text.lastIndexOf("\n\n") + 2));
+    expect(received[0].event).toBe("metadata");
+    const firstPart = seqs(received);
+    expect(firstPart.length).toBeLessThan(EVENTS);
+    const rest: number[] = [];
+    for await (const part of client.runs.joinStream(resumableThread.thread_id, resumableRun.run_id, {
+      lastEventId: received[received.length - 1].id!,
+    })) {
+      if (part.event === "custom") rest.push((part.data as { seq: number }).seq);
+    }
+    expect([...firstPart, ...rest]).toEqual([...Array(EVENTS).keys()]);
+  });
 });
