@@ -23,6 +23,7 @@ import { UserAppMount } from "./user-app.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
 import { cronRoutes } from "./crons.js";
+import { isMcpInnerRequest, mcpRoutes } from "./mcp.js";
 import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
 import { threadRoutes } from "./threads.js";
@@ -40,7 +41,8 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // A request the user's app hands back to Hangar's routes is logged once, as the user app's request.
-  logRequests(app, log, { skip: (req) => mount?.isForwarded(req) ?? false });
+  // Not logged twice: what the project's app hands back to Hangar, and the API requests MCP makes in-process.
+  logRequests(app, log, { skip: (req) => (mount?.isForwarded(req) ?? false) || isMcpInnerRequest(req) });
   installErrorHandler(app, log);
   ctx.metrics.instrument(app);
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.
@@ -140,6 +142,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     await app.register(cronRoutes(ctx));
   }
   if (!http.disable_store) await app.register(storeRoutes(ctx));
+  if (!http.disable_mcp) await app.register(mcpRoutes(ctx));
   if (ctx.ui) await app.register(uiRoutes(ctx, ctx.ui));
   // The project's own app (http.app) sees requests last of the request hooks (after CORS and authentication),
   // before any route; see user-app.ts.
