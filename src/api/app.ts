@@ -23,6 +23,7 @@ import { UserAppMount } from "./user-app.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
 import { cronRoutes } from "./crons.js";
+import { a2aRoutes } from "./a2a.js";
 import { isMcpInnerRequest, mcpRoutes } from "./mcp.js";
 import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
@@ -143,6 +144,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   }
   if (!http.disable_store) await app.register(storeRoutes(ctx));
   if (!http.disable_mcp) await app.register(mcpRoutes(ctx));
+  if (!http.disable_a2a) await app.register(a2aRoutes(ctx));
   if (ctx.ui) await app.register(uiRoutes(ctx, ctx.ui));
   // The project's own app (http.app) sees requests last of the request hooks (after CORS and authentication),
   // before any route; see user-app.ts.

@@ -187,6 +187,8 @@ export interface RunStore {
    */
   admit(input: RunInput & { thread_id: string }): Promise<RunAdmission>;
   get(threadId: string, runId: string): Promise<Run | null>;
+  /** The thread of a run known by its id alone (an A2A task id); null for an unknown or stateless run. */
+  threadOf(runId: string): Promise<string | null>;
   list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
   setStatus(runId: string, status: RunStatus): Promise<void>;
   /** Marks a run running as its next attempt; returns the attempt number (1 for a first start). */

@@ -248,8 +248,8 @@ describe("Agent Server", () => {
     const served = (await (await fetch(`${server.url}/openapi.json`)).json()) as never;
     const ops = operationsOf(
       [doc("agent-server-openapi.json"), served],
-      // Not served by Hangar yet (see the README), the docs pages, and /mcp, whose errors are JSON-RPC's, not
-      // {detail} (its hostile input: test/e2e/mcp.test.ts).
+      // Not served by Hangar yet (see the README), the docs pages, and /mcp and /a2a, whose errors are
+      // JSON-RPC's, not {detail} (their hostile input: test/e2e/mcp.test.ts, test/e2e/a2a.test.ts).
       [/^\/mcp/, /^\/a2a/, /\/stream\/events$/, /\/commands$/, /^\/docs/],
     );
     expect(ops.length).toBeGreaterThan(50);

@@ -67,6 +67,12 @@ export class PostgresRuns implements RunStore {
     });
   }
 
+  async threadOf(runId: string): Promise<string | null> {
+    if (!isUuid(runId)) return null;
+    const [r] = await this.db.rows(`SELECT thread_id FROM ${this.t.runs} WHERE run_id = $1`, [runId]);
+    return (r?.thread_id as string | null | undefined) ?? null;
+  }
+
   async get(threadId: string, runId: string): Promise<Run | null> {
     if (!isUuid(threadId) || !isUuid(runId)) return null;
     const [r] = await this.db.rows(`SELECT * FROM ${this.t.runs} WHERE run_id = $1 AND thread_id = $2`, [

@@ -61,6 +61,13 @@ export class SqliteRuns implements RunStore {
     })();
   }
 
+  async threadOf(runId: string): Promise<string | null> {
+    const r = this.stmt("SELECT thread_id FROM runs WHERE run_id = ?").get(runId) as
+      | { thread_id: string | null }
+      | undefined;
+    return r?.thread_id ?? null;
+  }
+
   async get(threadId: string, runId: string): Promise<Run | null> {
     const r = this.stmt("SELECT * FROM runs WHERE run_id = ? AND thread_id = ?").get(runId, threadId);
     return r ? toRun(r) : null;
