@@ -63,8 +63,7 @@ export class SqliteRuns implements RunStore {
 
   async threadOf(runId: string): Promise<string | null> {
     const r = this.stmt("SELECT thread_id FROM runs WHERE run_id = ?").get(runId) as
-      | { thread_id: string | null }
-      | undefined;
+      { thread_id: string | null } | undefined;
     return r?.thread_id ?? null;
   }
 
