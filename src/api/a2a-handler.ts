@@ -292,7 +292,15 @@ export async function a2aHandler(
   async function* follow(threadId: string, runId: string, fresh: boolean): AsyncGenerator<StreamResponse> {
     const first = await taskOf(threadId, runId);
     yield { payload: { $case: "task", value: first } };
-    if (TERMINAL.has((await api.runs.get(threadId, runId)).status)) return;
+    // A task that had ended when first read is all there is; else its updates follow, then its end state (even
+    // when it ended meanwhile).
+    const ended = [
+      TaskState.TASK_STATE_COMPLETED,
+      TaskState.TASK_STATE_FAILED,
+      TaskState.TASK_STATE_CANCELED,
+      TaskState.TASK_STATE_INPUT_REQUIRED,
+    ];
+    if (first.status && ended.includes(first.status.state)) return;
     const working = (state: TaskStateT) => ({
       $case: "statusUpdate" as const,
       value: {
@@ -331,6 +339,8 @@ export async function a2aHandler(
         },
       };
     }
+    // The stream ends with the run's last event; its end state is recorded just after: wait for it.
+    await api.runs.join(threadId, runId);
     const end = await taskOf(threadId, runId);
     yield {
       payload: {
