@@ -345,14 +345,16 @@ export function rawRequest(base: string, r: RawRequest): Promise<RawResponse> {
 }
 
 /** What is wrong with an answer to hostile input: a 5xx, or an error whose body is not JSON `{detail}`. */
-export function answerProblem(res: RawResponse): string | undefined {
+export function answerProblem(res: RawResponse, opts: { jsonRpc?: boolean } = {}): string | undefined {
   if (res.status >= 500) return `${res.status} ${res.body.slice(0, 300)}`;
   if (res.status < 400) return undefined;
   if (!res.contentType.includes("application/json"))
     return `${res.status} with ${res.contentType || "no"} body`;
   try {
     const parsed = JSON.parse(res.body);
-    if (parsed === null || typeof parsed !== "object" || !("detail" in parsed))
+    // A JSON-RPC endpoint (MCP, A2A) answers errors as JSON-RPC errors; the API's routes as {detail}.
+    const rpcError = opts.jsonRpc && typeof parsed?.error?.code === "number";
+    if (parsed === null || typeof parsed !== "object" || !("detail" in parsed || rpcError))
       return `${res.status} ${res.body}`;
   } catch {
     return `${res.status} non-JSON body ${res.body.slice(0, 200)}`;
