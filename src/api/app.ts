@@ -24,7 +24,9 @@ import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
 import { cronRoutes } from "./crons.js";
 import { a2aRoutes } from "./a2a.js";
-import { isMcpInnerRequest, mcpRoutes } from "./mcp.js";
+import { protocolRoutes } from "./protocol.js";
+import { isInnerRequest } from "./inner.js";
+import { mcpRoutes } from "./mcp.js";
 import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
 import { threadRoutes } from "./threads.js";
@@ -42,8 +44,8 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   app.setValidatorCompiler(validatorCompiler);
   app.setSerializerCompiler(serializerCompiler);
   // A request the user's app hands back to Hangar's routes is logged once, as the user app's request.
-  // Not logged twice: what the project's app hands back to Hangar, and the API requests MCP makes in-process.
-  logRequests(app, log, { skip: (req) => (mount?.isForwarded(req) ?? false) || isMcpInnerRequest(req) });
+  // Not logged twice: what the project's app hands back to Hangar, and the API requests made in-process (MCP, protocol v2).
+  logRequests(app, log, { skip: (req) => (mount?.isForwarded(req) ?? false) || isInnerRequest(req) });
   installErrorHandler(app, log);
   ctx.metrics.instrument(app);
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.
@@ -145,6 +147,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   if (!http.disable_store) await app.register(storeRoutes(ctx));
   if (!http.disable_mcp) await app.register(mcpRoutes(ctx));
   if (!http.disable_a2a) await app.register(a2aRoutes(ctx));
+  if (!http.disable_runs) await app.register(protocolRoutes(ctx));
   if (ctx.ui) await app.register(uiRoutes(ctx, ctx.ui));
   // The project's own app (http.app) sees requests last of the request hooks (after CORS and authentication),
   // before any route; see user-app.ts.

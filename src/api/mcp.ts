@@ -3,26 +3,11 @@
 // requests carrying the caller's headers), so authentication, custom auth handlers, validation and errors are
 // exactly the API's. Stateless as in the official server; `?session=true` on initialize opens a session whose
 // id is a thread that its tool calls run on (see docs/mcp.md).
-import { randomUUID } from "node:crypto";
-import type { FastifyInstance, FastifyReply, FastifyRequest } from "fastify";
+import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { Tool } from "@modelcontextprotocol/sdk/types.js";
 import type { ApiContext } from "./context.js";
-
-/** Headers of the MCP request that are not passed on to the API requests made for it. */
-const NOT_FORWARDED = new Set([
-  "accept",
-  "connection",
-  "content-length",
-  "content-type",
-  "host",
-  "keep-alive",
-  "last-event-id",
-  "mcp-protocol-version",
-  "mcp-session-id",
-  "transfer-encoding",
-  "upgrade",
-]);
+import { apiAs, type Api, type ApiAnswer } from "./inner.js";
 
 /** Arguments of a tool call that are not the graph's input (unless its input schema has fields of these names). */
 const RESERVED = {
@@ -36,44 +21,6 @@ const RESERVED = {
 /** Most tools listed (assistants are read 100 at a time). */
 const MAX_TOOLS = 1000;
 const PAGE = 100;
-
-interface ApiAnswer {
-  status: number;
-  body: any;
-}
-
-/** Marks the API requests MCP makes in this process (a value no client knows), which the request log skips. */
-const INNER_HEADER = "x-hangar-mcp-inner";
-const INNER_VALUE = randomUUID();
-
-/** Whether a request is one MCP made in-process (logged as the MCP request that caused it). */
-export const isMcpInnerRequest = (req: FastifyRequest): boolean => req.headers[INNER_HEADER] === INNER_VALUE;
-
-/** The API, called in this process with the MCP request's credentials. */
-function apiAs(app: FastifyInstance, req: FastifyRequest) {
-  const headers: Record<string, string> = { [INNER_HEADER]: INNER_VALUE };
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined && !NOT_FORWARDED.has(k) && k !== INNER_HEADER) {
-      headers[k] = Array.isArray(v) ? v.join(", ") : v;
-    }
-  }
-  return async (method: "GET" | "POST" | "PATCH", url: string, payload?: unknown): Promise<ApiAnswer> => {
-    const res = await app.inject({
-      method,
-      url,
-      headers: payload === undefined ? headers : { ...headers, "content-type": "application/json" },
-      payload: payload === undefined ? undefined : JSON.stringify(payload),
-    });
-    let body: unknown = res.body;
-    try {
-      body = res.body ? JSON.parse(res.body) : undefined;
-    } catch {
-      // not JSON: the text
-    }
-    return { status: res.statusCode, body };
-  };
-}
-type Api = ReturnType<typeof apiAs>;
 
 const detailOf = (a: ApiAnswer) =>
   typeof a.body?.detail === "string" ? a.body.detail : JSON.stringify(a.body ?? a.status);

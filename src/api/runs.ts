@@ -58,32 +58,43 @@ export async function streamLog(
   sse.end();
 }
 
+/**
+ * Metadata of a thread a run may create (if_not_exists "create", on_completion "keep"): what the create
+ * handler adds (an owner) and service_auth_user_id, so the thread is the caller's like one made by POST.
+ */
+async function newThreadOwner(ctx: ApiContext, req: FastifyRequest, threadId: string | null) {
+  const { guard } = ctx;
+  if (!guard.auth.custom || !req.user) return guard.owner(req);
+  const value = { thread_id: threadId, metadata: {} as Record<string, unknown> };
+  await guard.filter(req, "threads:create", value);
+  return { ...(value.metadata as Json), ...guard.owner(req) };
+}
+
+/** A run on a thread: the user must be allowed to create runs there (a missing thread may be created). */
+export async function createRunOnThread(
+  ctx: ApiContext,
+  req: FastifyRequest,
+  threadId: string,
+  body: S.RunCreateStatefulT,
+): Promise<StartedRun> {
+  const { guard } = ctx;
+  const value = { thread_id: threadId, assistant_id: body.assistant_id, metadata: body.metadata ?? {} };
+  const existing = await guard.maybeThread(req, threadId, "threads:create_run", value);
+  // The graph sees who started the run; nothing the client sent under those keys.
+  body.config = guard.runConfig(req, body.config);
+  const owner =
+    existing || body.if_not_exists !== "create" ? guard.owner(req) : await newThreadOwner(ctx, req, threadId);
+  return ctx.runs.createStateful(threadId, body, owner);
+}
+
 export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { runs, storage, guard } = ctx;
-  /** A run on a thread: the user must be allowed to create runs there (a missing thread may be created). */
-  /**
-   * Metadata of a thread a run may create (if_not_exists "create", on_completion "keep"): what the create
-   * handler adds (an owner) and service_auth_user_id, so the thread is the caller's like one made by POST.
-   */
-  const newThreadOwner = async (req: FastifyRequest, threadId: string | null) => {
-    if (!guard.auth.custom || !req.user) return guard.owner(req);
-    const value = { thread_id: threadId, metadata: {} as Record<string, unknown> };
-    await guard.filter(req, "threads:create", value);
-    return { ...(value.metadata as Json), ...guard.owner(req) };
-  };
-  const createOnThread = async (req: FastifyRequest, threadId: string, body: S.RunCreateStatefulT) => {
-    const value = { thread_id: threadId, assistant_id: body.assistant_id, metadata: body.metadata ?? {} };
-    const existing = await guard.maybeThread(req, threadId, "threads:create_run", value);
-    // The graph sees who started the run; nothing the client sent under those keys.
-    body.config = guard.runConfig(req, body.config);
-    const owner =
-      existing || body.if_not_exists !== "create" ? guard.owner(req) : await newThreadOwner(req, threadId);
-    return runs.createStateful(threadId, body, owner);
-  };
+  const createOnThread = (req: FastifyRequest, threadId: string, body: S.RunCreateStatefulT) =>
+    createRunOnThread(ctx, req, threadId, body);
   const createStateless = async (req: FastifyRequest, body: S.RunCreateStatelessT) => {
     await guard.filter(req, "threads:create_run", { thread_id: null, assistant_id: body.assistant_id });
     body.config = guard.runConfig(req, body.config);
-    const owner = body.on_completion === "keep" ? await newThreadOwner(req, null) : guard.owner(req);
+    const owner = body.on_completion === "keep" ? await newThreadOwner(ctx, req, null) : guard.owner(req);
     return runs.createStateless(body, owner);
   };
   const guardAs = (event: string) => async (req: FastifyRequest) => {

@@ -1,5 +1,6 @@
 // Thread routes: create (with supersteps), read, patch, delete, search, count, copy, state and history.
 import { randomUUID } from "node:crypto";
+import { PROTOCOL_EVENT } from "../runs/protocol-run.js";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { Json, Thread } from "../storage/types.js";
@@ -186,6 +187,8 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const modes = new Set(asked.length ? asked : ["run_modes"]);
         // Lifecycle: each run's `metadata` event (its start) and the `metadata` run_done event (its end).
         const keep = (ev: StreamEvent) => {
+          // Protocol v2 runs' events are served by /threads/{id}/stream/events.
+          if (ev.event === PROTOCOL_EVENT) return false;
           if (ev.event === "state_update") return modes.has("state_update");
           if (ev.event !== "metadata") return modes.has("run_modes");
           const end = ev.data.includes('"status":"run_done"');

@@ -4,6 +4,13 @@ import type { AnyGraph } from "../graphs/registry.js";
 import { serializeError } from "../lib/serde.js";
 import type { Logger } from "../lib/logger.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
+import {
+  PROTOCOL_EVENT,
+  PROTOCOL_MODE,
+  ProtocolNormalizer,
+  protocolEvents,
+  rootValues,
+} from "./protocol-run.js";
 
 export interface RunKwargs {
   input?: unknown;
@@ -144,7 +151,18 @@ export async function executeRun(
 
   try {
     const input = toInput(kwargs);
-    if (!wantsEvents) {
+    if (modes.has(PROTOCOL_MODE)) {
+      // Protocol v2: LangGraph's protocol events, each logged as one `protocol` event.
+      const normalizer = new ProtocolNormalizer();
+      for await (const ev of await protocolEvents(graph, input, options, runId)) {
+        for (const out of normalizer.normalize(ev)) {
+          if (out.method === "tasks") tasks.see(out.params.namespace, out.params.data as any);
+          const values = rootValues(out);
+          if (values !== undefined) lastValues = values;
+          emit(PROTOCOL_EVENT, out);
+        }
+      }
+    } else if (!wantsEvents) {
       const stream = await graph.stream(input as any, options as any);
       for await (const chunk of stream) {
         const [ns, mode, data] = split(chunk);
@@ -162,6 +180,13 @@ export async function executeRun(
     log.error({ err: e, node }, `${where} threw: ${(e as Error)?.message ?? String(e)}`);
     const error = serializeError(e);
     emit("error", error);
+    if (modes.has(PROTOCOL_MODE)) {
+      emit(PROTOCOL_EVENT, {
+        type: "event",
+        method: "lifecycle",
+        params: { namespace: [], timestamp: Date.now(), data: { event: "failed", error: error.message } },
+      });
+    }
     return { status: "error", values: lastValues, error };
   }
 }

@@ -244,6 +244,7 @@ describe("Agent Server", () => {
       "DELETE /store/items": { namespace: ["fuzz"], key: "gone" },
       "POST /store/items/search": { namespace_prefix: ["fuzz"] },
       "GET /store/items?": "namespace=fuzz&key=k",
+      "POST /threads/{thread_id}/commands": { id: 1, method: "state.get" },
       "POST /mcp/": {
         jsonrpc: "2.0",
         id: 1,
@@ -262,8 +263,9 @@ describe("Agent Server", () => {
     const served = (await (await fetch(`${server.url}/openapi.json`)).json()) as never;
     const ops = operationsOf(
       [doc("agent-server-openapi.json"), served],
-      // Not served by Hangar yet (protocol v2, see the README), and the docs pages.
-      [/\/stream\/events$/, /\/commands$/, /^\/docs/],
+      // Protocol v2's event stream, which stays open until its client leaves (its bad input: protocol-v2.test.ts),
+      // and the docs pages.
+      [/\/stream\/events$/, /^\/docs/],
     );
     expect(ops.length).toBeGreaterThan(50);
 

@@ -1,0 +1,223 @@
+// Protocol v2 over HTTP: `POST /threads/{id}/commands` (run.start, input.respond, state.get) and
+// `POST /threads/{id}/stream/events` (SSE filtered by channel, replayed after `since`), through raw HTTP and the
+// official SDK's ThreadStream (HTTP transport). WebSocket and in-band subscriptions are not served yet.
+import { randomUUID } from "node:crypto";
+import { afterAll, describe, expect, it } from "vitest";
+import { useHangar } from "../helpers/server.ts";
+import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+const hangar = useHangar();
+const open: AbortController[] = [];
+afterAll(() => open.forEach((ac) => ac.abort()));
+
+/** A live protocol event stream: what has arrived so far, and a wait for a condition on it. */
+async function eventStream(threadId: string, filter: Record<string, unknown>) {
+  const ac = new AbortController();
+  open.push(ac);
+  const res = await fetch(`${hangar.server.url}/threads/${threadId}/stream/events`, {
+    method: "POST",
+    headers: { "content-type": "application/json", accept: "text/event-stream" },
+    body: JSON.stringify(filter),
+    signal: ac.signal,
+  });
+  expect(res.status).toBe(200);
+  expect(res.headers.get("content-type")).toContain("text/event-stream");
+  let text = "";
+  const events: RawSseEvent[] = [];
+  void (async () => {
+    const decoder = new TextDecoder();
+    try {
+      for await (const chunk of res.body as unknown as AsyncIterable<Uint8Array>) {
+        text += decoder.decode(chunk, { stream: true });
+        const end = text.lastIndexOf("\n\n");
+        if (end === -1) continue;
+        events.push(...parseSse(text.slice(0, end + 2)));
+        text = text.slice(end + 2);
+      }
+    } catch {
+      // aborted
+    }
+  })();
+  return {
+    events,
+    data: () => events.map((e) => e.data as any),
+    until: (what: string, pred: (data: any[]) => boolean) =>
+      waitFor(what, () => pred(events.map((e) => e.data))),
+    close: () => ac.abort(),
+  };
+}
+
+async function command(threadId: string, id: number, method: string, params?: unknown) {
+  const res = await fetch(`${hangar.server.url}/threads/${threadId}/commands`, {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id, method, ...(params === undefined ? {} : { params }) }),
+  });
+  return { status: res.status, body: (await res.json()) as any };
+}
+
+const lifecycle = (data: any[]) =>
+  data
+    .filter((e) => e.method === "lifecycle" && e.params.namespace.length === 0)
+    .map((e) => e.params.data.event);
+
+describe("protocol v2 over HTTP", () => {
+  it("run.start streams the run; an interrupt is input.requested; input.respond resumes it; since replays", async () => {
+    const threadId = randomUUID();
+    const stream = await eventStream(threadId, { channels: ["lifecycle", "values", "input"] });
+    const started = await command(threadId, 1, "run.start", {
+      assistant_id: "approval",
+      input: { request: "roof" },
+    });
+    expect(started.body).toMatchObject({ type: "success", id: 1, result: { run_id: expect.any(String) } });
+    expect(started.body.meta.thread_id).toBe(threadId);
+    await stream.until("the run to stop on its interrupt", (d) => lifecycle(d).includes("interrupted"));
+    const asked = stream.data().find((e) => e.method === "input.requested");
+    expect(asked.params.data.payload).toEqual({ question: "Approve this draft?", draft: "Proposal: roof" });
+    // Values never carry the interrupt; every event has a seq (= event_id), increasing.
+    for (const e of stream.data()) {
+      if (e.method === "values") expect(e.params.data).not.toHaveProperty("__interrupt__");
+      expect(e.event_id).toBe(String(e.seq));
+    }
+    const seqs = stream.data().map((e) => e.seq);
+    expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+    expect(new Set(seqs).size).toBe(seqs.length);
+    expect(stream.events.map((e) => e.event)).toEqual(stream.data().map((e) => e.method));
+
+    const answered = await command(threadId, 2, "input.respond", {
+      interrupt_id: asked.params.data.interrupt_id,
+      response: "yes",
+    });
+    expect(answered.body).toMatchObject({ type: "success", id: 2 });
+    await stream.until("the resumed run to complete", (d) => lifecycle(d).at(-1) === "completed");
+    const last = stream
+      .data()
+      .filter((e) => e.method === "values")
+      .at(-1);
+    expect(last.params.data).toEqual({ request: "roof", draft: "Proposal: roof", decision: "yes" });
+    // Nothing waits any more.
+    const again = await command(threadId, 3, "input.respond", {
+      interrupt_id: asked.params.data.interrupt_id,
+      response: "no",
+    });
+    expect(again.body).toMatchObject({ type: "error", id: 3, error: "no_such_run" });
+    const state = await command(threadId, 4, "state.get");
+    expect(state.body.result.values).toEqual(last.params.data);
+
+    // Reconnecting after the input request replays exactly what came after it: no loss, no duplicate.
+    const after = await eventStream(threadId, {
+      channels: ["lifecycle", "values", "input"],
+      since: asked.seq,
+    });
+    const total = stream.data().length;
+    await after.until(
+      "the replay",
+      (d) => d.length === stream.data().filter((e) => e.seq > asked.seq).length,
+    );
+    expect(after.data().map((e) => e.seq)).toEqual(
+      stream
+        .data()
+        .filter((e) => e.seq > asked.seq)
+        .map((e) => e.seq),
+    );
+    expect(stream.data()).toHaveLength(total);
+    stream.close();
+    after.close();
+  });
+
+  it("filters by channel; the v1 thread stream does not show protocol events", async () => {
+    const threadId = randomUUID();
+    const messages = await eventStream(threadId, { channels: ["messages"] });
+    const everything = await eventStream(threadId, {
+      channels: ["lifecycle", "values", "messages", "updates", "tasks", "checkpoints"],
+    });
+    await command(threadId, 1, "run.start", {
+      assistant_id: "chat",
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    await everything.until("the run to complete", (d) => lifecycle(d).includes("completed"));
+    await messages.until("the message to finish", (d) =>
+      d.some((e) => e.params.data.event === "message-finish"),
+    );
+    expect(new Set(messages.data().map((e) => e.method))).toEqual(new Set(["messages"]));
+    const kinds = messages.data().map((e) => e.params.data.event);
+    expect(kinds[0]).toBe("message-start");
+    expect(kinds).toContain("content-block-delta");
+    expect(new Set(everything.data().map((e) => e.method))).toEqual(
+      new Set(["lifecycle", "values", "messages", "updates", "tasks", "checkpoints"]),
+    );
+    // The v1 thread stream replays the thread's events without these.
+    const ac = new AbortController();
+    const v1 = await fetch(`${hangar.server.url}/threads/${threadId}/stream`, {
+      headers: { "last-event-id": "-1" },
+      signal: ac.signal,
+    });
+    const reader = v1.body!.getReader();
+    const { value } = await reader.read();
+    ac.abort();
+    expect(new TextDecoder().decode(value)).not.toContain("event: protocol");
+  });
+
+  it("answers bad commands and filters with protocol errors or 422", async () => {
+    const threadId = randomUUID();
+    expect((await command(threadId, 1, "run.start", {})).body).toMatchObject({
+      type: "error",
+      error: "invalid_argument",
+    });
+    expect((await command(threadId, 2, "no.such")).body).toMatchObject({
+      type: "error",
+      error: "unknown_command",
+    });
+    expect((await command(threadId, 3, "input.respond", {})).body).toMatchObject({
+      error: "invalid_argument",
+    });
+    const unknownAssistant = await command(threadId, 4, "run.start", {
+      assistant_id: randomUUID(),
+      input: {},
+    });
+    expect(unknownAssistant.body).toMatchObject({ type: "error", id: 4 });
+    for (const body of [
+      {},
+      { channels: [] },
+      { channels: ["values"], since: -1 },
+      { channels: ["values"], extra: 1 },
+    ]) {
+      const res = await fetch(`${hangar.server.url}/threads/${threadId}/stream/events`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+    }
+    const bad = await fetch(`${hangar.server.url}/threads/${threadId}/commands`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ method: "run.start" }),
+    });
+    expect(bad.status).toBe(422);
+  });
+
+  it("the official SDK's ThreadStream (HTTP transport) starts a run, sees the interrupt and answers it", async () => {
+    const thread = hangar.client.threads.stream({ assistantId: "approval" });
+    try {
+      const started = await thread.run.start({ input: { request: "fence" } });
+      expect(started).toMatchObject({ run_id: expect.any(String) });
+      const values = await thread.values;
+      expect(values).toMatchObject({ request: "fence", draft: "Proposal: fence" });
+      expect(thread.interrupted).toBe(true);
+      expect(thread.interrupts[0]).toMatchObject({ payload: { question: "Approve this draft?" } });
+      await thread.input.respond({
+        interrupt_id: (thread.interrupts[0] as any).interruptId,
+        response: "no",
+        namespace: [],
+      });
+      await waitFor("the answer to reach the thread", async () => {
+        const state = await hangar.client.threads.getState<any>(thread.threadId);
+        return state.values.decision === "no";
+      });
+    } finally {
+      await (thread as any).close?.();
+    }
+  });
+});
