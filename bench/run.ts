@@ -13,7 +13,8 @@
  * process. `--target` takes a comma list; `both` = hangar,peer (the default), `all` = hangar,peer,pg1,pg2.
  * The pg targets are reported against the embedded `hangar` target of the same run (pg/hangar ratios).
  *
- * Scenarios: ok, create-thread, run-wait, stream-thread, stream-stateless, history, search, search-100k
+ * Scenarios: ok, create-thread, run-wait, stream-thread, stream-protocol (protocol v2), stream-stateless,
+ * history, search, search-100k
  * (100,000 threads, 10,000 with --quick; the peer only with --with-peer), baseline, then
  * the one-shot run-queue scenarios of bench/batch.ts: bg-throughput, pickup, stream-fanout (printed in a
  * second table; sizes are per target, so that the peer could get smaller counts where its queue would not

@@ -168,6 +168,54 @@ export const streamStatelessScenario: Scenario<void, void> = {
   },
 };
 
+/** The end of a protocol v2 run: its root graph's lifecycle event that is not `running`/`started`. */
+function isProtocolRunEnd(ev: { event: string; data: string }): boolean {
+  if (ev.event !== "lifecycle") return false;
+  const e = JSON.parse(ev.data);
+  return (
+    e.params?.namespace?.length === 0 && ["completed", "failed", "interrupted"].includes(e.params.data?.event)
+  );
+}
+
+export const streamProtocolScenario: Scenario<void, string> = {
+  id: "stream-protocol",
+  title: "protocol v2 run: its events (POST /threads/{id}/stream/events) after run.start (POST .../commands)",
+  metrics: ["ttfe", "last", "total"],
+  prepare: (ctx, _s, count) => freshThreads(ctx, count),
+  async op(ctx, _s, threadId) {
+    // The stream is asked for first; the run's events are replayed to it should the command arrive first.
+    const stream = postSse(
+      `${ctx.url}/threads/${threadId}/stream/events`,
+      { channels: ["lifecycle", "values", "messages"] },
+      { stopWhen: isProtocolRunEnd },
+    );
+    const started = await postJson(`${ctx.url}/threads/${threadId}/commands`, {
+      id: 1,
+      method: "run.start",
+      params: { assistant_id: GRAPH_ID, input: INPUT },
+    });
+    if (started?.type !== "success") throw new Error(`run.start: ${JSON.stringify(started).slice(0, 300)}`);
+    const s = await stream;
+    const end = s.events.at(-1)!;
+    if (!isProtocolRunEnd(end) || !end.data.includes('"completed"')) {
+      throw new Error(`stream-protocol: the run did not complete: ${end.data.slice(0, 300)}`);
+    }
+    if (!s.events.some((e) => e.event === "messages")) throw new Error("stream-protocol: no messages events");
+    const values = [...s.events]
+      .reverse()
+      .find((e) => e.event === "values" && JSON.parse(e.data).params.namespace.length === 0);
+    if (!values) throw new Error("stream-protocol: no values event");
+    checkValues(JSON.parse(values.data).params.data, "stream-protocol");
+    return {
+      ttfe: s.firstEventMs,
+      last: s.lastEventMs,
+      total: s.totalMs,
+      bytes: s.bytes,
+      events: s.events.length,
+    };
+  },
+};
+
 const HISTORY_LIMIT = 50;
 
 export const historyScenario: Scenario<string, void> = {
@@ -316,6 +364,7 @@ export const SERVER_SCENARIOS: Scenario[] = [
   createThreadScenario,
   runWaitScenario,
   streamThreadScenario,
+  streamProtocolScenario,
   streamStatelessScenario,
   historyScenario,
   searchScenario,
