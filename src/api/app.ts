@@ -1,5 +1,6 @@
 // Builds the Fastify application of the Agent Server: validation, OpenAPI document, docs page, routes.
 import fastify, { type FastifyInstance } from "fastify";
+import websocket from "@fastify/websocket";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import {
@@ -120,6 +121,8 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     await ctx.storage.sync();
   });
 
+  // WebSocket upgrades (protocol v2) go through the same hooks as requests: authentication, CORS, the guard.
+  await app.register(websocket);
   await app.register(swagger, {
     openapi: {
       info: {

@@ -13,6 +13,7 @@ import { HangarError } from "../lib/errors.js";
 import type { ApiContext } from "./context.js";
 import { apiAs } from "./inner.js";
 import { createRunOnThread } from "./runs.js";
+import { registerProtocolSocket } from "./protocol-socket.js";
 import * as S from "./schemas.js";
 
 const EventsFilter = z
@@ -35,7 +36,7 @@ const isRecord = (v: unknown): v is Params => typeof v === "object" && v !== nul
 const STRATEGIES = ["reject", "rollback", "interrupt", "enqueue"];
 
 /** A protocol error answer. */
-const failure = (id: number | null, error: string, message: string) => ({
+export const failure = (id: number | null, error: string, message: string) => ({
   type: "error",
   id,
   error,
@@ -139,44 +140,48 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
   return async (app) => {
     const tags = ["Protocol v2"];
+    /** Before listening: the thread exists (made for the caller if it did not) and the caller may read it. */
+    const listening = async (req: FastifyRequest) => {
+      const threadId = (req.params as { thread_id: string }).thread_id;
+      // A client may listen before its first run creates the thread (the SDK does): the thread is created
+      // for the caller then, as POST /threads would (so nobody else can later take that id and be heard).
+      await apiAs(app, req)("POST", "/threads", { thread_id: threadId, if_exists: "do_nothing" });
+      await guard.thread(req, threadId, "threads:read");
+    };
+    /** A command's answer, the API's refusals as protocol errors. */
+    const answer = async (req: FastifyRequest, threadId: string, cmd: z.infer<typeof Command>) => {
+      try {
+        return await handle(req, threadId, cmd);
+      } catch (e) {
+        if (e instanceof HangarError) {
+          const code =
+            e.code === "not_found"
+              ? "no_such_run"
+              : e.code === "forbidden" || e.code === "unauthorized"
+                ? "permission_denied"
+                : "invalid_argument";
+          return failure(cmd.id, code, e.message);
+        }
+        throw e;
+      }
+    };
+    registerProtocolSocket(app, ctx, { listening, answer, parseCommand: (v) => Command.safeParse(v) });
 
     app.post(
       "/threads/:thread_id/commands",
       { schema: { tags, params: S.ThreadIdParams, body: Command } },
-      async (req) => {
-        try {
-          return await handle(req, req.params.thread_id, req.body);
-        } catch (e) {
-          // The API's answers (a missing thread, another user's, a busy one) as protocol errors.
-          if (e instanceof HangarError) {
-            const code =
-              e.code === "not_found"
-                ? "no_such_run"
-                : e.code === "forbidden" || e.code === "unauthorized"
-                  ? "permission_denied"
-                  : "invalid_argument";
-            return failure(req.body.id, code, e.message);
-          }
-          throw e;
-        }
-      },
+      async (req) => answer(req, req.params.thread_id, req.body),
     );
 
     app.post(
       "/threads/:thread_id/stream/events",
       {
         schema: { tags, params: S.ThreadIdParams, body: EventsFilter },
-        preHandler: async (req) => {
-          const threadId = (req.params as { thread_id: string }).thread_id;
-          // A client may listen before its first run creates the thread (the SDK does): the thread is created
-          // for the caller then, as POST /threads would (so nobody else can later take that id and be heard).
-          await apiAs(app, req)("POST", "/threads", { thread_id: threadId, if_exists: "do_nothing" });
-          await guard.thread(req, threadId, "threads:read");
-        },
+        preHandler: listening,
       },
       async (req, reply: FastifyReply) => {
-        const filter = req.body;
-        const log = ctx.broker.thread(req.params.thread_id);
+        const filter = req.body as z.infer<typeof EventsFilter>;
+        const log = ctx.broker.thread((req.params as { thread_id: string }).thread_id);
         reply.hijack();
         const res = reply.raw;
         const sse = new SseWriter(res, { ...reply.getHeaders() });

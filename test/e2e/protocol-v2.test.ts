@@ -1,8 +1,11 @@
-// Protocol v2 over HTTP: `POST /threads/{id}/commands` (run.start, input.respond, state.get) and
-// `POST /threads/{id}/stream/events` (SSE filtered by channel, replayed after `since`), through raw HTTP and the
-// official SDK's ThreadStream (HTTP transport). WebSocket and in-band subscriptions are not served yet.
+// Protocol v2: `POST /threads/{id}/commands` (run.start, input.respond, state.get) and
+// `POST /threads/{id}/stream/events` (SSE filtered by channel, replayed after `since`), and the same path as a
+// WebSocket (commands in-band, subscription.subscribe / unsubscribe / reconnect), through raw HTTP, raw
+// WebSocket (the `ws` package: Node 20 has no global WebSocket) and the official SDK's ThreadStream on both
+// transports.
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
+import WebSocket from "ws";
 import { useHangar } from "../helpers/server.ts";
 import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -215,6 +218,91 @@ describe("protocol v2 over HTTP", () => {
       await waitFor("the answer to reach the thread", async () => {
         const state = await hangar.client.threads.getState<any>(thread.threadId);
         return state.values.decision === "no";
+      });
+    } finally {
+      await (thread as any).close?.();
+    }
+  });
+});
+
+describe("protocol v2 over WebSocket", () => {
+  /** A raw protocol socket: commands answered by id, events collected. */
+  async function socket(threadId: string) {
+    const ws = new WebSocket(`${hangar.server.url.replace(/^http/, "ws")}/threads/${threadId}/stream/events`);
+    const events: any[] = [];
+    const answers = new Map<number, any>();
+    ws.on("message", (raw) => {
+      const msg = JSON.parse(String(raw));
+      if (msg.type === "event") events.push(msg);
+      else answers.set(msg.id, msg);
+    });
+    await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+    const send = async (id: number, method: string, params?: unknown) => {
+      ws.send(JSON.stringify({ id, method, ...(params === undefined ? {} : { params }) }));
+      return waitFor(`the answer to command ${id}`, () => answers.get(id));
+    };
+    return { ws, events, send };
+  }
+
+  it("subscribes, starts a run in-band, gets each matching event once; reconnect replays after a seq", async () => {
+    const threadId = randomUUID();
+    const a = await socket(threadId);
+    const sub = await a.send(1, "subscription.subscribe", { channels: ["lifecycle", "input"] });
+    expect(sub).toMatchObject({ type: "success", id: 1, result: { subscription_id: expect.any(String) } });
+    await a.send(2, "subscription.subscribe", { channels: ["lifecycle", "values"] });
+    const started = await a.send(3, "run.start", { assistant_id: "approval", input: { request: "gate" } });
+    expect(started).toMatchObject({ type: "success", result: { run_id: expect.any(String) } });
+    await waitFor("the interrupt", () => lifecycle(a.events).includes("interrupted"));
+    const seqs = a.events.map((e) => e.seq);
+    expect(new Set(seqs).size).toBe(seqs.length); // two subscriptions, each event once
+    expect(new Set(a.events.map((e) => e.method))).toEqual(
+      new Set(["lifecycle", "values", "input.requested"]),
+    );
+    const asked = a.events.find((e) => e.method === "input.requested");
+    const answered = await a.send(4, "input.respond", {
+      interrupt_id: asked.params.data.interrupt_id,
+      response: "ok",
+    });
+    expect(answered).toMatchObject({ type: "success", id: 4 });
+    await waitFor("the resumed run to complete", () => lifecycle(a.events).at(-1) === "completed");
+    a.ws.close();
+
+    // Another connection replays from a seq: exactly the later events, once.
+    const b = await socket(threadId);
+    await b.send(1, "subscription.subscribe", {
+      channels: ["lifecycle", "values", "input"],
+      since: asked.seq,
+    });
+    const later = a.events.filter((e) => e.seq > asked.seq).map((e) => e.seq);
+    await waitFor("the replay", () => b.events.length >= later.length);
+    expect(b.events.map((e) => e.seq)).toEqual(later);
+    expect((await b.send(2, "subscription.unsubscribe", { subscription_id: "nope" })).error).toBe(
+      "no_such_subscription",
+    );
+    expect((await b.send(3, "subscription.subscribe", { channels: [] })).error).toBe("invalid_argument");
+    expect((await b.send(4, "no.such")).error).toBe("unknown_command");
+    b.ws.close();
+  });
+
+  it("the official SDK's ThreadStream over WebSocket starts a run, sees the interrupt and answers it", async () => {
+    const thread = hangar.client.threads.stream({
+      assistantId: "approval",
+      transport: "websocket",
+      webSocketFactory: (url: string) => new WebSocket(url) as any,
+    } as any);
+    try {
+      await thread.run.start({ input: { request: "shed" } });
+      const values = await thread.values;
+      expect(values).toMatchObject({ request: "shed", draft: "Proposal: shed" });
+      expect(thread.interrupted).toBe(true);
+      await thread.input.respond({
+        interrupt_id: (thread.interrupts[0] as any).interruptId,
+        response: "fine",
+        namespace: [],
+      });
+      await waitFor("the answer to reach the thread", async () => {
+        const state = await hangar.client.threads.getState<any>(thread.threadId);
+        return state.values.decision === "fine";
       });
     } finally {
       await (thread as any).close?.();

@@ -670,18 +670,21 @@ describe("PostgreSQL terminating a server's connections", () => {
     await sleep(500);
     expect(exited(server!.proc), "the server process died").toBe(false);
 
-    // Each run ends: resumed from its checkpoints (success), or failed with its error recorded.
+    // Each run ends: resumed from its checkpoints (success), or failed with its error recorded, and its thread
+    // agrees. Both are read together until neither is in progress: a run whose lease lapsed during the outage may
+    // be taken up again (another attempt) between two reads; a thread left busy for good fails the wait.
     for (const { thread_id, run_id } of started) {
-      const run = await waitFor(
-        `run ${run_id} to end`,
+      const { run, thread } = await waitFor(
+        `run ${run_id} and its thread to end`,
         async () => {
           const r = await client.runs.get(thread_id, run_id);
-          return r.status === "pending" || r.status === "running" ? undefined : r;
+          const t = await client.threads.get(thread_id);
+          const running = r.status === "pending" || r.status === "running" || t.status === "busy";
+          return running ? undefined : { run: r, thread: t };
         },
         RUN_MS,
       );
       expect(["success", "error"]).toContain(run.status);
-      const thread = await client.threads.get(thread_id);
       expect(thread.status).toBe(run.status === "success" ? "idle" : "error");
     }
     const { thread_id } = await client.threads.create();
