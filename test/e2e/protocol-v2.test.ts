@@ -6,11 +6,13 @@
 import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
-import { useHangar } from "../helpers/server.ts";
+import { join } from "node:path";
+import { ROOT, useHangar } from "../helpers/server.ts";
 import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { waitFor } from "../helpers/wait.ts";
 
-const hangar = useHangar();
+// The examples' chat and approval graphs, and a graph that writes custom events.
+const hangar = useHangar({ config: join(ROOT, "test/fixtures/protocol-project/langgraph.json") });
 const open: AbortController[] = [];
 afterAll(() => open.forEach((ac) => ac.abort()));
 
@@ -160,6 +162,20 @@ describe("protocol v2 over HTTP", () => {
     const { value } = await reader.read();
     ac.abort();
     expect(new TextDecoder().decode(value)).not.toContain("event: protocol");
+  });
+
+  it("the custom channel carries what a node writes, in order", async () => {
+    const threadId = randomUUID();
+    const custom = await eventStream(threadId, { channels: ["custom"] });
+    const ends = await eventStream(threadId, { channels: ["lifecycle"] });
+    await command(threadId, 1, "run.start", { assistant_id: "flood", input: { events: 5, bytes: 8 } });
+    await ends.until("the run to complete", (d) => lifecycle(d).includes("completed"));
+    await custom.until("five custom events", (d) => d.length === 5);
+    expect(new Set(custom.data().map((e) => e.method))).toEqual(new Set(["custom"]));
+    // The protocol's CustomData: what the node wrote is its `payload`.
+    expect(custom.data().map((e) => e.params.data.payload.seq)).toEqual([0, 1, 2, 3, 4]);
+    custom.close();
+    ends.close();
   });
 
   it("answers bad commands and filters with protocol errors or 422", async () => {
