@@ -4,6 +4,7 @@ import { v5 as uuidv5 } from "uuid";
 import type { AssistantDefaults } from "../lib/settings/project.js";
 import type { Assistant, Json, Storage } from "../storage/types.js";
 import type { GraphRegistry } from "./registry.js";
+import { isUuid } from "../lib/uuid.js";
 
 // The namespace the official server derives system assistant ids from, so the same graph gets the same id.
 const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
@@ -43,10 +44,6 @@ export async function ensureSystemAssistants(
     });
   }
 }
-
-// Any UUID-shaped id names an assistant (any version and variant nibble, as the API accepts them).
-const isUuid = (v: string): boolean =>
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v);
 
 /** Finds an assistant by UUID, or the system assistant of a graph id. */
 export async function findAssistant(storage: Storage, idOrGraph: string): Promise<Assistant | null> {

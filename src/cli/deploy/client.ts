@@ -1,6 +1,7 @@
 // The control plane client of `hangar deploy`: JSON requests with the API key, and errors turned into one
 // sentence with an exit code (DeployError) instead of a stack trace.
 import { HangarError } from "../../lib/errors.js";
+import { isUuid } from "../../lib/uuid.js";
 
 /** Exit codes of `hangar deploy`. */
 export const EXIT = {
@@ -157,9 +158,6 @@ export interface LogLine {
   message: string;
   revision_id: string | null;
 }
-
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-export const isUuid = (s: string) => UUID.test(s);
 
 /** Every deployment of the workspace (paged). */
 export async function listDeployments(api: CpApi, nameContains?: string): Promise<Deployment[]> {

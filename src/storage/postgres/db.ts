@@ -2,6 +2,7 @@
 // lib/db/postgres.ts (pool, retries, transactions), which the control plane's store uses too.
 import type pg from "pg";
 import { ident, PgDb } from "../../lib/db/postgres.js";
+import { isUuid } from "../../lib/uuid.js";
 
 export {
   checkSchemaName,
@@ -31,10 +32,8 @@ export function tables(schema: string) {
 
 export type Tables = ReturnType<typeof tables>;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
-
 /** Ids are UUID columns here: a string that is not one matches nothing (instead of failing the statement). */
-export const isUuid = (v: unknown): v is string => typeof v === "string" && UUID.test(v);
+export { isUuid };
 
 export function requireUuid(field: string, v: string): string {
   if (!isUuid(v)) throw new Error(`${field} must be a UUID, not "${v}"`);
