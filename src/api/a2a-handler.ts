@@ -15,12 +15,12 @@ import type {
 } from "@a2a-js/sdk";
 import type { A2ARequestHandler } from "@a2a-js/sdk/server";
 import type { ApiContext } from "./context.js";
+import { isUuid } from "../lib/uuid.js";
 import {
   agentMessage,
   apiClient,
   dataPart,
   inputOf,
-  isUuid,
   resumeOf,
   stateOf,
   statusOf,
@@ -187,6 +187,18 @@ export async function a2aHandler(
     return { threadId, payload, stream };
   };
 
+  /** Whether a task's run has ended (whatever the state A2A gives it). */
+  const ended = new Set([
+    TaskState.TASK_STATE_COMPLETED,
+    TaskState.TASK_STATE_FAILED,
+    TaskState.TASK_STATE_CANCELED,
+    TaskState.TASK_STATE_INPUT_REQUIRED,
+  ]);
+  const hasEnded = (task: Task) => task.status !== undefined && ended.has(task.status.state);
+  const noPush = async (): Promise<never> => {
+    throw new s.errors.PushNotificationNotSupportedError("push notifications are not supported");
+  };
+
   const handler: A2ARequestHandler = {
     getAgentCard: async () => card,
     getAuthenticatedExtendedAgentCard: async () => card,
@@ -226,8 +238,7 @@ export async function a2aHandler(
     async cancelTask(params) {
       const threadId = await threadOfTask(params.id);
       const task = await taskOf(threadId, params.id);
-      const run = await api.runs.get(threadId, params.id);
-      if (TERMINAL.has(run.status)) throw new TaskNotCancelableError(`task ${params.id} has ended`);
+      if (hasEnded(task)) throw new TaskNotCancelableError(`task ${params.id} has ended`);
       await api.runs.cancel(threadId, params.id, true);
       return { ...(await taskOf(threadId, params.id)), history: task.history };
     },
@@ -274,18 +285,10 @@ export async function a2aHandler(
       yield* follow(threadId, params.id, false);
     },
 
-    async createTaskPushNotificationConfig() {
-      throw new s.errors.PushNotificationNotSupportedError("push notifications are not supported");
-    },
-    async getTaskPushNotificationConfig() {
-      throw new s.errors.PushNotificationNotSupportedError("push notifications are not supported");
-    },
-    async listTaskPushNotificationConfigs() {
-      throw new s.errors.PushNotificationNotSupportedError("push notifications are not supported");
-    },
-    async deleteTaskPushNotificationConfig() {
-      throw new s.errors.PushNotificationNotSupportedError("push notifications are not supported");
-    },
+    createTaskPushNotificationConfig: noPush,
+    getTaskPushNotificationConfig: noPush,
+    listTaskPushNotificationConfigs: noPush,
+    deleteTaskPushNotificationConfig: noPush,
   };
 
   /** A run's progress as A2A stream responses: the task, working, each new state, then the end state. */
@@ -294,13 +297,7 @@ export async function a2aHandler(
     yield { payload: { $case: "task", value: first } };
     // A task that had ended when first read is all there is; else its updates follow, then its end state (even
     // when it ended meanwhile).
-    const ended = [
-      TaskState.TASK_STATE_COMPLETED,
-      TaskState.TASK_STATE_FAILED,
-      TaskState.TASK_STATE_CANCELED,
-      TaskState.TASK_STATE_INPUT_REQUIRED,
-    ];
-    if (first.status && ended.includes(first.status.state)) return;
+    if (hasEnded(first)) return;
     const working = (state: TaskStateT) => ({
       $case: "statusUpdate" as const,
       value: {

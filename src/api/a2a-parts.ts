@@ -4,6 +4,7 @@ import { randomUUID } from "node:crypto";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { Client } from "@langchain/langgraph-sdk";
 import type { Message, Part, TaskState as TaskStateT } from "@a2a-js/sdk";
+import { callerHeaders } from "./inner.js";
 
 /** The SDK's modules, loaded on the first A2A request (a server that never speaks A2A does not load them). */
 export async function loadA2aSdk() {
@@ -17,22 +18,8 @@ export async function loadA2aSdk() {
 }
 export type Sdk = Awaited<ReturnType<typeof loadA2aSdk>>;
 
-/** Headers of the A2A request not passed on to the API requests made for it. */
-const NOT_FORWARDED = new Set([
-  "accept",
-  "a2a-version",
-  "a2a-extensions",
-  "connection",
-  "content-length",
-  "content-type",
-  "host",
-  "keep-alive",
-  "transfer-encoding",
-  "upgrade",
-]);
-
-export const isUuid = (s: string) =>
-  /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(s);
+/** Headers of the A2A request, beside the transport's own, not passed on to the API requests made for it. */
+const A2A_HEADERS = ["a2a-version", "a2a-extensions"];
 
 /** This server's own URL (the app's listening address) and a client of its API with the caller's headers. */
 export function apiClient(app: FastifyInstance, req: FastifyRequest): Client {
@@ -40,10 +27,7 @@ export function apiClient(app: FastifyInstance, req: FastifyRequest): Client {
   if (!addr || typeof addr !== "object") throw new Error("the server is not listening");
   const host = addr.address === "0.0.0.0" || addr.address === "::" ? "127.0.0.1" : addr.address;
   const apiUrl = `http://${host.includes(":") ? `[${host}]` : host}:${addr.port}`;
-  const headers: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined && !NOT_FORWARDED.has(k)) headers[k] = Array.isArray(v) ? v.join(", ") : v;
-  }
+  const headers = callerHeaders(req, A2A_HEADERS);
   return new Client({ apiUrl, defaultHeaders: headers, callerOptions: { maxRetries: 0 } });
 }
 

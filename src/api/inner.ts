@@ -31,14 +31,20 @@ const INNER_VALUE = randomUUID();
 /** Whether a request is one made in-process (logged as the MCP request that caused it). */
 export const isInnerRequest = (req: FastifyRequest): boolean => req.headers[INNER_HEADER] === INNER_VALUE;
 
-/** The API, called in this process with the calling request's credentials. */
-export function apiAs(app: FastifyInstance, req: FastifyRequest) {
-  const headers: Record<string, string> = { [INNER_HEADER]: INNER_VALUE };
+/** The calling request's headers that go on to the API requests made for it (its credentials among them). */
+export function callerHeaders(req: FastifyRequest, alsoDropped: string[] = []): Record<string, string> {
+  const headers: Record<string, string> = {};
   for (const [k, v] of Object.entries(req.headers)) {
-    if (v !== undefined && !NOT_FORWARDED.has(k) && k !== INNER_HEADER) {
+    if (v !== undefined && !NOT_FORWARDED.has(k) && !alsoDropped.includes(k)) {
       headers[k] = Array.isArray(v) ? v.join(", ") : v;
     }
   }
+  return headers;
+}
+
+/** The API, called in this process with the calling request's credentials. */
+export function apiAs(app: FastifyInstance, req: FastifyRequest) {
+  const headers = { ...callerHeaders(req, [INNER_HEADER]), [INNER_HEADER]: INNER_VALUE };
   return async (method: "GET" | "POST" | "PATCH", url: string, payload?: unknown): Promise<ApiAnswer> => {
     const res = await app.inject({
       method,

@@ -35,8 +35,8 @@ interface AssistantTool {
 /** A tool name MCP clients accept (letters, digits, `_`, `-`, at most 64). */
 const toolName = (name: string) => name.replace(/[^A-Za-z0-9_-]/g, "_").slice(0, 64) || "assistant";
 
-/** The assistants the caller can see, oldest first, as tools (a later duplicate name gets its id's start). */
-async function listTools(api: Api): Promise<AssistantTool[]> {
+/** The assistants the caller can see, oldest first, with their tool names (a later duplicate gets its id's start). */
+async function namedAssistants(api: Api): Promise<{ name: string; assistant: any }[]> {
   const assistants: any[] = [];
   for (let offset = 0; assistants.length < MAX_TOOLS; offset += PAGE) {
     const page = await api("POST", "/assistants/search", {
@@ -50,29 +50,34 @@ async function listTools(api: Api): Promise<AssistantTool[]> {
     if (page.body.length < PAGE) break;
   }
   const taken = new Set<string>();
-  const tools: AssistantTool[] = [];
-  for (const a of assistants.slice(0, MAX_TOOLS)) {
-    let name = toolName(a.name || a.graph_id);
-    if (taken.has(name)) name = `${name.slice(0, 55)}_${String(a.assistant_id).slice(0, 8)}`;
+  return assistants.slice(0, MAX_TOOLS).map((assistant) => {
+    let name = toolName(assistant.name || assistant.graph_id);
+    if (taken.has(name)) name = `${name.slice(0, 55)}_${String(assistant.assistant_id).slice(0, 8)}`;
     taken.add(name);
-    const schemas = await api("GET", `/assistants/${a.assistant_id}/schemas`);
-    const input = (schemas.status === 200 && schemas.body?.input_schema) || {};
-    const properties: Record<string, unknown> = { ...(input.properties ?? {}) };
-    const reserved = Object.keys(RESERVED).filter((k) => !(k in properties));
-    for (const k of reserved) properties[k] = RESERVED[k as keyof typeof RESERVED];
-    tools.push({
-      assistantId: a.assistant_id,
-      reserved,
-      tool: {
-        name,
-        title: a.name || undefined,
-        description:
-          a.description || `Runs the assistant "${a.name || a.assistant_id}" (graph ${a.graph_id}).`,
-        inputSchema: { ...input, type: "object", properties },
-      },
-    });
-  }
-  return tools;
+    return { name, assistant };
+  });
+}
+
+/** An assistant as a tool: its graph's input schema, beside the reserved arguments it leaves free. */
+async function toolOf(
+  api: Api,
+  { name, assistant: a }: { name: string; assistant: any },
+): Promise<AssistantTool> {
+  const schemas = await api("GET", `/assistants/${a.assistant_id}/schemas`);
+  const input = (schemas.status === 200 && schemas.body?.input_schema) || {};
+  const properties: Record<string, unknown> = { ...(input.properties ?? {}) };
+  const reserved = Object.keys(RESERVED).filter((k) => !(k in properties));
+  for (const k of reserved) properties[k] = RESERVED[k as keyof typeof RESERVED];
+  return {
+    assistantId: a.assistant_id,
+    reserved,
+    tool: {
+      name,
+      title: a.name || undefined,
+      description: a.description || `Runs the assistant "${a.name || a.assistant_id}" (graph ${a.graph_id}).`,
+      inputSchema: { ...input, type: "object", properties },
+    },
+  };
 }
 
 type CallResult = {
@@ -162,15 +167,19 @@ export function mcpRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         { name: "hangar", version: ctx.version },
         { capabilities: { tools: { listChanged: false } } },
       );
-      server.setRequestHandler(types.ListToolsRequestSchema, async () => ({
-        tools: (await listTools(api)).map((t) => t.tool),
-      }));
+      server.setRequestHandler(types.ListToolsRequestSchema, async () => {
+        const tools: Tool[] = [];
+        for (const n of await namedAssistants(api)) tools.push((await toolOf(api, n)).tool);
+        return { tools };
+      });
       server.setRequestHandler(types.CallToolRequestSchema, async (r) => {
-        const tools = await listTools(api);
+        // Found by name (or assistant id) in the listing; only its own schemas are read.
+        const named = await namedAssistants(api);
         const name = r.params.name;
-        const found = tools.find((t) => t.tool.name === name) ?? tools.find((t) => t.assistantId === name);
-        if (!found) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown tool: ${name}`);
-        return callTool(api, found, r.params.arguments ?? {}, thread);
+        const hit =
+          named.find((n) => n.name === name) ?? named.find((n) => n.assistant.assistant_id === name);
+        if (!hit) throw new types.McpError(types.ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+        return callTool(api, await toolOf(api, hit), r.params.arguments ?? {}, thread);
       });
       // Stateless: a transport per request; the session (if any) is a thread, which every process can find.
       const transport = new StreamableHTTPServerTransport({

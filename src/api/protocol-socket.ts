@@ -5,53 +5,30 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { WebSocket } from "ws";
 import { matchesSubscription } from "@langchain/langgraph/stream";
 import { randomUUID } from "node:crypto";
-import { PROTOCOL_EVENT } from "../runs/protocol-run.js";
+import { z } from "zod";
+import { protocolError as error, protocolLog } from "../runs/protocol-run.js";
 import type { ApiContext } from "./context.js";
 
-type Params = Record<string, unknown>;
-interface Cmd {
-  id: number;
-  method: string;
-  params?: Params;
-}
-interface Filter {
-  channels: string[];
-  namespaces?: string[][];
-  depth?: number;
-}
+/** A command, on either transport. */
+export const Command = z.object({
+  id: z.number().int().nonnegative(),
+  method: z.string().min(1),
+  params: z.record(z.string(), z.unknown()).optional(),
+});
+type Cmd = z.infer<typeof Command>;
+
+/** What a subscription (or an SSE event stream) asks for. */
+export const Subscription = z.object({
+  channels: z.array(z.string().min(1)).min(1),
+  namespaces: z.array(z.array(z.string())).optional(),
+  depth: z.number().int().nonnegative().optional(),
+  since: z.number().int().nonnegative().optional(),
+});
+type Filter = Omit<z.infer<typeof Subscription>, "since">;
 
 export interface SocketDeps {
   listening: (req: FastifyRequest) => Promise<void>;
   answer: (req: FastifyRequest, threadId: string, cmd: Cmd) => Promise<unknown>;
-  parseCommand: (v: unknown) => { success: true; data: Cmd } | { success: false };
-}
-
-const error = (id: number | null, code: string, message: string) => ({
-  type: "error",
-  id,
-  error: code,
-  message,
-});
-
-/** A subscription's filter from its params, or a message saying what is wrong. */
-function filterOf(p: Params): Filter | string {
-  if (!Array.isArray(p.channels) || !p.channels.length || !p.channels.every((c) => typeof c === "string")) {
-    return "channels: a non-empty list of channel names";
-  }
-  if (
-    p.namespaces !== undefined &&
-    !(Array.isArray(p.namespaces) && p.namespaces.every((n) => Array.isArray(n)))
-  ) {
-    return "namespaces: a list of namespaces (lists of strings)";
-  }
-  if (p.depth !== undefined && !(Number.isInteger(p.depth) && (p.depth as number) >= 0)) {
-    return "depth: a non-negative integer";
-  }
-  return {
-    channels: p.channels,
-    namespaces: p.namespaces as string[][] | undefined,
-    depth: p.depth as number,
-  };
 }
 
 export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, deps: SocketDeps): void {
@@ -71,13 +48,7 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
         const ac = (cursor = new AbortController());
         void (async () => {
           try {
-            for await (const ev of ctx.broker.thread(threadId).subscribe(from, ac.signal)) {
-              if (ev.event !== PROTOCOL_EVENT) continue;
-              const event: Params = {
-                ...(JSON.parse(ev.data) as Params),
-                seq: ev.id,
-                event_id: String(ev.id),
-              };
+            for await (const event of protocolLog(ctx.broker.thread(threadId), from, ac.signal)) {
               if ([...subscriptions.values()].some((f) => matchesSubscription(event as never, f as never))) {
                 send(event);
               }
@@ -99,20 +70,25 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
         } catch {
           return send(error(null, "invalid_argument", "commands are JSON objects"));
         }
-        const parsed = deps.parseCommand(payload);
+        const parsed = Command.safeParse(payload);
         if (!parsed.success) {
           return send(error(null, "invalid_argument", "a command has an integer id and a method"));
         }
         const cmd = parsed.data;
         const p = cmd.params ?? {};
         if (cmd.method === "subscription.subscribe") {
-          const filter = filterOf(p);
-          if (typeof filter === "string") return send(error(cmd.id, "invalid_argument", filter));
+          const asked = Subscription.safeParse(p);
+          if (!asked.success) {
+            const issue = asked.error.issues[0];
+            return send(error(cmd.id, "invalid_argument", `${issue.path.join(".")}: ${issue.message}`));
+          }
+          // `since` says where the connection's read starts, not what the subscription matches.
+          const { since, ...filter } = asked.data;
           const id = randomUUID();
           subscriptions.set(id, filter);
           send({ type: "success", id: cmd.id, result: { subscription_id: id } });
           // The first subscription starts the read: after `since`, else what the log holds.
-          if (!cursor) read(typeof p.since === "number" ? p.since + 1 : 0);
+          if (!cursor) read(since === undefined ? 0 : since + 1);
           return;
         }
         if (cmd.method === "subscription.unsubscribe") {

@@ -6,42 +6,22 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { matchesSubscription } from "@langchain/langgraph/stream";
 import { z } from "zod";
-import { PROTOCOL_EVENT, PROTOCOL_MODE } from "../runs/protocol-run.js";
+import { PROTOCOL_MODE, protocolError as failure, protocolLog } from "../runs/protocol-run.js";
 import type { RunCreateStatefulT } from "../runs/schemas.js";
 import { SseWriter } from "../streams/sse.js";
 import { HangarError } from "../lib/errors.js";
 import type { ApiContext } from "./context.js";
 import { apiAs } from "./inner.js";
 import { createRunOnThread } from "./runs.js";
-import { registerProtocolSocket } from "./protocol-socket.js";
+import { Command, registerProtocolSocket, Subscription } from "./protocol-socket.js";
 import * as S from "./schemas.js";
 
-const EventsFilter = z
-  .object({
-    channels: z.array(z.string().min(1)).min(1),
-    namespaces: z.array(z.array(z.string())).optional(),
-    depth: z.number().int().nonnegative().optional(),
-    since: z.number().int().nonnegative().optional(),
-  })
-  .strict();
-
-const Command = z.object({
-  id: z.number().int().nonnegative(),
-  method: z.string().min(1),
-  params: z.record(z.string(), z.unknown()).optional(),
-});
+/** The body of an SSE event stream: a subscription, and nothing else. */
+const EventsFilter = Subscription.strict();
 
 type Params = Record<string, unknown>;
 const isRecord = (v: unknown): v is Params => typeof v === "object" && v !== null && !Array.isArray(v);
 const STRATEGIES = ["reject", "rollback", "interrupt", "enqueue"];
-
-/** A protocol error answer. */
-export const failure = (id: number | null, error: string, message: string) => ({
-  type: "error",
-  id,
-  error,
-  message,
-});
 
 export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { guard } = ctx;
@@ -165,7 +145,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         throw e;
       }
     };
-    registerProtocolSocket(app, ctx, { listening, answer, parseCommand: (v) => Command.safeParse(v) });
+    registerProtocolSocket(app, ctx, { listening, answer });
 
     app.post(
       "/threads/:thread_id/commands",
@@ -190,14 +170,13 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const gone = new AbortController();
         res.on("close", () => gone.abort());
         // Open until the client leaves; events after `since` (or all that the log holds) first.
-        for await (const ev of log.subscribe(
+        for await (const event of protocolLog(
+          log,
           filter.since === undefined ? 0 : filter.since + 1,
           gone.signal,
         )) {
-          if (ev.event !== PROTOCOL_EVENT) continue;
-          const event: Params = { ...(JSON.parse(ev.data) as Params), seq: ev.id, event_id: String(ev.id) };
           if (!matchesSubscription(event as never, filter as never)) continue;
-          await sse.send({ id: ev.id, event: String(event.method), data: JSON.stringify(event) });
+          await sse.send({ id: event.seq, event: event.method, data: JSON.stringify(event) });
         }
         sse.end();
       },

@@ -3,6 +3,7 @@
 // the shape clients expect: a pending interrupt is an `input.requested` event and ends the root's lifecycle as
 // `interrupted`, and state values never carry `__interrupt__`.
 import type { AnyGraph } from "../graphs/registry.js";
+import type { EventSource, StreamFrom } from "../streams/channel.js";
 
 /** The stream mode that marks a run as a protocol v2 run (set by the protocol's commands, never by clients). */
 export const PROTOCOL_MODE = "protocol";
@@ -82,3 +83,26 @@ export async function protocolEvents(
   real.store = g.store;
   return (await real.streamEvents(input, { ...rest, version: "v3", runId })) as AsyncIterable<ProtocolEvent>;
 }
+
+/** A protocol event as clients get it: with its `seq` (its id in the thread's event log) and `event_id`. */
+export type SequencedEvent = ProtocolEvent & { seq: number; event_id: string };
+
+/** The protocol events of a thread's event log from `from` on (other events skipped), until `signal` aborts. */
+export async function* protocolLog(
+  log: EventSource,
+  from: StreamFrom,
+  signal: AbortSignal,
+): AsyncGenerator<SequencedEvent> {
+  for await (const ev of log.subscribe(from, signal)) {
+    if (ev.event !== PROTOCOL_EVENT) continue;
+    yield { ...(JSON.parse(ev.data) as ProtocolEvent), seq: ev.id, event_id: String(ev.id) };
+  }
+}
+
+/** A protocol error answer to the command `id`. */
+export const protocolError = (id: number | null, error: string, message: string) => ({
+  type: "error",
+  id,
+  error,
+  message,
+});
