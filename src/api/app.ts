@@ -150,7 +150,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   if (!http.disable_store) await app.register(storeRoutes(ctx));
   if (!http.disable_mcp) await app.register(mcpRoutes(ctx));
   if (!http.disable_a2a) await app.register(a2aRoutes(ctx));
-  if (!http.disable_runs) await app.register(protocolRoutes(ctx));
+  if (!http.disable_runs && !http.disable_protocol) await app.register(protocolRoutes(ctx));
   if (ctx.ui) await app.register(uiRoutes(ctx, ctx.ui));
   // The project's own app (http.app) sees requests last of the request hooks (after CORS and authentication),
   // before any route; see user-app.ts.

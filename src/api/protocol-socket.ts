@@ -9,6 +9,9 @@ import { z } from "zod";
 import { protocolError as error, protocolLog } from "../runs/protocol-run.js";
 import type { ApiContext } from "./context.js";
 
+/** Bytes queued on a socket past which the connection's log read waits for the client. */
+const SOCKET_HIGH_WATER = 1024 * 1024;
+
 /** A command, on either transport. */
 export const Command = z.object({
   id: z.number().int().nonnegative(),
@@ -42,6 +45,15 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
       const send = (msg: unknown) => {
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(msg));
       };
+      /**
+       * Sends an event; once more than a high-water mark waits to go out (a slow client), waits until this one
+       * is written, so a slow reader holds back its own read of the log rather than the server's memory.
+       */
+      const sendEvent = (msg: unknown): Promise<void> | void => {
+        if (socket.readyState !== socket.OPEN) return;
+        if (socket.bufferedAmount < SOCKET_HIGH_WATER) return socket.send(JSON.stringify(msg));
+        return new Promise((resolve) => socket.send(JSON.stringify(msg), () => resolve()));
+      };
       /** Reads the thread's log from `from` on, sending what any subscription wants (a new read replaces the last). */
       const read = (from: number | "next") => {
         cursor?.abort();
@@ -50,7 +62,7 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
           try {
             for await (const event of protocolLog(ctx.broker.thread(threadId), from, ac.signal)) {
               if ([...subscriptions.values()].some((f) => matchesSubscription(event as never, f as never))) {
-                send(event);
+                await sendEvent(event);
               }
             }
           } catch {

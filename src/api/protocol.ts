@@ -6,10 +6,18 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { matchesSubscription } from "@langchain/langgraph/stream";
 import { z } from "zod";
-import { PROTOCOL_MODE, protocolError as failure, protocolLog } from "../runs/protocol-run.js";
+import {
+  PROTOCOL_EVENT,
+  PROTOCOL_MODE,
+  type ProtocolEvent,
+  protocolError as failure,
+  protocolLog,
+  readToHead,
+} from "../runs/protocol-run.js";
 import type { RunCreateStatefulT } from "../runs/schemas.js";
 import { SseWriter } from "../streams/sse.js";
-import { HangarError } from "../lib/errors.js";
+import { HangarError, NotFoundError } from "../lib/errors.js";
+import { isUuid } from "../lib/uuid.js";
 import type { ApiContext } from "./context.js";
 import { apiAs } from "./inner.js";
 import { createRunOnThread } from "./runs.js";
@@ -22,6 +30,15 @@ const EventsFilter = Subscription.strict();
 type Params = Record<string, unknown>;
 const isRecord = (v: unknown): v is Params => typeof v === "object" && v !== null && !Array.isArray(v);
 const STRATEGIES = ["reject", "rollback", "interrupt", "enqueue"];
+/** A run's status as an agent tree node's status, before the run's own lifecycle events say more. */
+const RUN_TO_LIFECYCLE: Record<string, string> = {
+  pending: "started",
+  running: "running",
+  success: "completed",
+  error: "failed",
+  timeout: "failed",
+  interrupted: "interrupted",
+};
 
 export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { guard } = ctx;
@@ -35,18 +52,25 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     return tasks.flatMap((t) => (t.interrupts ?? []).map((i) => String(i.id ?? ""))).filter(Boolean);
   };
 
-  /** Starts a protocol run on the thread (input, or the resume of its interrupts). */
-  const startRun = async (req: FastifyRequest, threadId: string, p: Params, resume?: Params) => {
+  /** Starts a protocol run on the thread (input, or the resume of its interrupts; `extra` goes into the body). */
+  const startRun = async (
+    req: FastifyRequest,
+    threadId: string,
+    p: Params,
+    resume?: unknown,
+    extra: Params = {},
+  ) => {
     const body = {
       assistant_id: String(p.assistant_id),
-      input: resume ? null : (p.input ?? null),
-      command: resume
-        ? {
-            resume,
-            ...(p.update !== undefined ? { update: p.update } : {}),
-            ...(p.goto !== undefined ? { goto: p.goto } : {}),
-          }
-        : undefined,
+      input: resume !== undefined ? null : (p.input ?? null),
+      command:
+        resume !== undefined
+          ? {
+              resume,
+              ...(p.update !== undefined ? { update: p.update } : {}),
+              ...(p.goto !== undefined ? { goto: p.goto } : {}),
+            }
+          : undefined,
       config: isRecord(p.config) ? p.config : undefined,
       metadata: isRecord(p.metadata) ? p.metadata : undefined,
       stream_mode: [PROTOCOL_MODE],
@@ -56,14 +80,71 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       multitask_strategy: STRATEGIES.includes(String(p.multitaskStrategy)) ? p.multitaskStrategy : "enqueue",
       on_disconnect: "continue",
       durability: "async",
+      ...extra,
     } as unknown as RunCreateStatefulT;
     return createRunOnThread(ctx, req, threadId, body);
   };
 
-  /** The assistant a thread's last protocol run used (input.respond names none). */
-  const lastAssistant = async (threadId: string): Promise<string | undefined> => {
+  /** The thread's latest run (the assistant a command that names none goes on with). */
+  const lastRun = async (threadId: string) => {
     const [run] = await ctx.storage.runs.list(threadId, { limit: 1, offset: 0 });
-    return run?.assistant_id;
+    return run;
+  };
+  const lastAssistant = async (threadId: string): Promise<string | undefined> =>
+    (await lastRun(threadId))?.assistant_id;
+
+  /** The agent tree of a run, from the lifecycle events in its log (what has happened up to now). */
+  const agentTree = async (threadId: string, runId: string | undefined) => {
+    const run = runId ? await ctx.storage.runs.get(threadId, runId) : await lastRun(threadId);
+    if (runId && !run) throw new NotFoundError(`run ${runId} not found on thread ${threadId}`);
+    const nodes = new Map<string, { namespace: string[]; status: string; graph_name: string }>();
+    const log = run ? ctx.broker.get(run.run_id) : undefined;
+    if (log) {
+      for await (const ev of readToHead(log)) {
+        if (ev.event !== PROTOCOL_EVENT) continue;
+        const { method, params } = JSON.parse(ev.data) as ProtocolEvent;
+        if (method !== "lifecycle") continue;
+        const data = params.data as { event?: string; graph_name?: string };
+        const key = JSON.stringify(params.namespace);
+        nodes.set(key, {
+          namespace: params.namespace,
+          status: String(data.event ?? "running"),
+          graph_name: String(data.graph_name ?? nodes.get(key)?.graph_name ?? params.namespace.at(-1) ?? ""),
+        });
+      }
+    }
+    if (!nodes.has("[]")) {
+      nodes.set("[]", {
+        namespace: [],
+        status: RUN_TO_LIFECYCLE[run?.status ?? "pending"] ?? "started",
+        graph_name: run?.assistant_id ?? "",
+      });
+    }
+    const tree = (ns: string[]): Params => {
+      const node = nodes.get(JSON.stringify(ns))!;
+      const children = [...nodes.values()]
+        .filter((n) => n.namespace.length === ns.length + 1 && ns.every((part, i) => n.namespace[i] === part))
+        .sort((a, b) => JSON.stringify(a.namespace).localeCompare(JSON.stringify(b.namespace)))
+        .map((n) => tree(n.namespace));
+      return { ...node, ...(children.length ? { children } : {}) };
+    };
+    return { tree: tree([]), run_id: run?.run_id ?? null };
+  };
+
+  /** A thread's checkpoints, newest first, as protocol summaries. */
+  const checkpoints = async (threadId: string, limit: number, before?: string) => {
+    const states = await ctx.threadState.history(threadId, { limit, before: before ?? null });
+    return states.map((st) => {
+      const metadata = (st.metadata ?? {}) as Params;
+      const writes = isRecord(metadata.writes) ? Object.keys(metadata.writes) : [];
+      return {
+        id: st.checkpoint_id,
+        timestamp: st.created_at,
+        step: typeof metadata.step === "number" ? metadata.step : -1,
+        ...(writes.length ? { node_name: writes[0] } : {}),
+        metadata,
+      };
+    });
   };
 
   const handle = async (req: FastifyRequest, threadId: string, cmd: z.infer<typeof Command>) => {
@@ -74,8 +155,83 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         if (typeof p.assistant_id !== "string" || !p.assistant_id) {
           return failure(cmd.id, "invalid_argument", "run.start requires an assistant_id");
         }
-        const started = await startRun(req, threadId, p);
+        // On a thread that waits for input, run.start's input answers it (as the official server does).
+        const waiting = p.input != null && (await pendingInterrupts(threadId)).length > 0;
+        const started = await startRun(req, threadId, p, waiting ? p.input : undefined);
         return { type: "success", id: cmd.id, result: { run_id: started.run.run_id }, meta };
+      }
+      case "input.inject": {
+        const m = p.message;
+        if (!isRecord(m) || !["user", "system"].includes(String(m.role)) || typeof m.content !== "string") {
+          return failure(
+            cmd.id,
+            "invalid_argument",
+            'input.inject requires a message {role: "user" | "system", content: string}',
+          );
+        }
+        const assistant = typeof p.assistant_id === "string" ? p.assistant_id : await lastAssistant(threadId);
+        if (!assistant)
+          return failure(cmd.id, "no_such_run", "nothing has run on this thread; call run.start first");
+        // LangGraph takes no input into a superstep under way: the message is the input of the next run,
+        // queued behind the current one (at once if the thread is idle).
+        const started = await startRun(req, threadId, {
+          assistant_id: assistant,
+          input: { messages: [m] },
+          multitaskStrategy: "enqueue",
+        });
+        return { type: "success", id: cmd.id, result: { run_id: started.run.run_id }, meta };
+      }
+      case "state.listCheckpoints": {
+        const limit = p.limit === undefined ? 10 : p.limit;
+        if (typeof limit !== "number" || !Number.isInteger(limit) || limit < 1 || limit > 1000) {
+          return failure(
+            cmd.id,
+            "invalid_argument",
+            "state.listCheckpoints: limit is an integer from 1 to 1000",
+          );
+        }
+        if (p.before !== undefined && typeof p.before !== "string") {
+          return failure(cmd.id, "invalid_argument", "state.listCheckpoints: before is a checkpoint id");
+        }
+        await guard.thread(req, threadId, "threads:read");
+        return {
+          type: "success",
+          id: cmd.id,
+          result: { checkpoints: await checkpoints(threadId, limit, p.before as string | undefined) },
+          meta,
+        };
+      }
+      case "state.fork": {
+        if (typeof p.checkpoint_id !== "string" || !p.checkpoint_id) {
+          return failure(cmd.id, "invalid_argument", "state.fork requires a checkpoint_id");
+        }
+        const assistant = typeof p.assistant_id === "string" ? p.assistant_id : await lastAssistant(threadId);
+        if (!assistant)
+          return failure(cmd.id, "no_such_run", "nothing has run on this thread; call run.start first");
+        await guard.thread(req, threadId, "threads:read");
+        const known = await ctx.threadState
+          .getState(threadId, { checkpoint_id: p.checkpoint_id })
+          .catch((e: unknown) => (e instanceof NotFoundError ? undefined : Promise.reject(e)));
+        if (known?.checkpoint_id !== p.checkpoint_id) {
+          return failure(cmd.id, "no_such_checkpoint", `no checkpoint ${p.checkpoint_id} on this thread`);
+        }
+        const started = await startRun(req, threadId, { ...p, assistant_id: assistant }, undefined, {
+          checkpoint_id: p.checkpoint_id,
+        });
+        return {
+          type: "success",
+          id: cmd.id,
+          result: { run_id: started.run.run_id, thread_id: threadId },
+          meta,
+        };
+      }
+      case "agent.getTree": {
+        if (p.run_id !== undefined && (typeof p.run_id !== "string" || !isUuid(p.run_id))) {
+          return failure(cmd.id, "invalid_argument", "agent.getTree: run_id is a run's UUID");
+        }
+        await guard.thread(req, threadId, "threads:read");
+        const { tree } = await agentTree(threadId, p.run_id as string | undefined);
+        return { type: "success", id: cmd.id, result: { tree }, meta };
       }
       case "input.respond": {
         const responses: Params = {};
@@ -105,11 +261,20 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       }
       case "state.get": {
         await guard.thread(req, threadId, "threads:read");
+        if (p.keys !== undefined && !(Array.isArray(p.keys) && p.keys.every((k) => typeof k === "string"))) {
+          return failure(cmd.id, "invalid_argument", "state.get: keys is a list of state keys");
+        }
         const state = await ctx.threadState.getState(threadId, null, true);
+        const all = (isRecord(state.values) ? state.values : {}) as Params;
+        const keys = p.keys as string[] | undefined;
+        const values = keys ? Object.fromEntries(keys.filter((k) => k in all).map((k) => [k, all[k]])) : all;
+        const checkpoint = state.checkpoint_id
+          ? { id: state.checkpoint_id, ns: state.checkpoint?.checkpoint_ns ?? "" }
+          : undefined;
         return {
           type: "success",
           id: cmd.id,
-          result: { values: (state as { values?: unknown }).values ?? {} },
+          result: { values, ...(checkpoint ? { checkpoint } : {}) },
           meta,
         };
       }

@@ -3,7 +3,7 @@
 // the shape clients expect: a pending interrupt is an `input.requested` event and ends the root's lifecycle as
 // `interrupted`, and state values never carry `__interrupt__`.
 import type { AnyGraph } from "../graphs/registry.js";
-import type { EventSource, StreamFrom } from "../streams/channel.js";
+import type { EventSource, StreamEvent, StreamFrom } from "../streams/channel.js";
 
 /** The stream mode that marks a run as a protocol v2 run (set by the protocol's commands, never by clients). */
 export const PROTOCOL_MODE = "protocol";
@@ -96,6 +96,16 @@ export async function* protocolLog(
   for await (const ev of log.subscribe(from, signal)) {
     if (ev.event !== PROTOCOL_EVENT) continue;
     yield { ...(JSON.parse(ev.data) as ProtocolEvent), seq: ev.id, event_id: String(ev.id) };
+  }
+}
+
+/** A log's events from `from` up to its newest one now (what has happened so far; it does not wait for more). */
+export async function* readToHead(log: EventSource, from = 0): AsyncGenerator<StreamEvent> {
+  const head = await log.head();
+  if (head < from) return;
+  for await (const ev of log.subscribe(from)) {
+    yield ev;
+    if (ev.id >= head) return;
   }
 }
 

@@ -17,6 +17,8 @@ export type StreamFrom = number | "next";
 export interface EventSource {
   /** Events from `from` until the log ends or the signal aborts. */
   subscribe(from: StreamFrom, signal?: AbortSignal): AsyncGenerator<StreamEvent>;
+  /** The id of the log's newest event (-1 if it holds none): reading up to it reads what is there now. */
+  head(): Promise<number>;
 }
 
 /** A log a run publishes to (its own, and its thread's). */
@@ -130,6 +132,10 @@ export class EventLog implements EventSource, EventSink {
     const w = this.waiters;
     this.waiters = [];
     for (const fn of w) fn();
+  }
+
+  async head(): Promise<number> {
+    return this.nextId - 1;
   }
 
   /** Id the next event will get: subscribing from it yields only what comes next. */

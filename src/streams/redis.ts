@@ -178,6 +178,7 @@ export class RedisBroker implements ClusterBroker {
     return {
       publish: (event, data) => this.publishTo(key, event, serialize(data), ttlMs, maxLen),
       subscribe: (from, signal) => this.read(key, from, signal, kind === "run" ? id : undefined),
+      head: () => this.head(key),
     };
   }
 
@@ -228,6 +229,12 @@ export class RedisBroker implements ClusterBroker {
 
   // --- reading ---
 
+  /** The id of a log's newest entry, -1 if it has none. */
+  private async head(key: string): Promise<number> {
+    const last = (await this.pub.xrevrange(key, "+", "-", "COUNT", 1)) as [string, string[]][];
+    return last.length ? seqOf(last[0][0]) : -1;
+  }
+
   private async *read(
     key: string,
     from: StreamFrom,
@@ -236,10 +243,8 @@ export class RedisBroker implements ClusterBroker {
     withEnd = false,
   ): AsyncGenerator<StreamEvent> {
     let cursor: number;
-    if (from === "next") {
-      const last = (await this.pub.xrevrange(key, "+", "-", "COUNT", 1)) as [string, string[]][];
-      cursor = last.length ? seqOf(last[0][0]) : 0;
-    } else cursor = Math.max(from - 1, 0);
+    if (from === "next") cursor = Math.max(await this.head(key), 0);
+    else cursor = Math.max(from - 1, 0);
     const reader: Reader = { key, cursor, queue: [], queued: 0, paused: false, ended: false };
     this.readers.add(reader);
     this.interrupt();

@@ -7,7 +7,8 @@ import { randomUUID } from "node:crypto";
 import { afterAll, describe, expect, it } from "vitest";
 import WebSocket from "ws";
 import { join } from "node:path";
-import { ROOT, useHangar } from "../helpers/server.ts";
+import { writeFileSync } from "node:fs";
+import { ROOT, tempDir, useHangar } from "../helpers/server.ts";
 import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -178,6 +179,169 @@ describe("protocol v2 over HTTP", () => {
     ends.close();
   });
 
+  it("namespaces and depth select subgraphs; the tools and custom:<name> channels; agent.getTree", async () => {
+    const threadId = randomUUID();
+    const root = await eventStream(threadId, { channels: ["lifecycle"], namespaces: [[]], depth: 0 });
+    const inner = await eventStream(threadId, {
+      channels: ["lifecycle", "updates"],
+      namespaces: [["inner"]],
+      depth: 0,
+    });
+    const tools = await eventStream(threadId, { channels: ["tools"] });
+    const progress = await eventStream(threadId, { channels: ["custom:progress"] });
+    const custom = await eventStream(threadId, { channels: ["custom"] });
+    await command(threadId, 1, "run.start", { assistant_id: "nested", input: { topic: "owls" } });
+    await root.until("the run to complete", (d) => lifecycle(d).includes("completed"));
+    // Only the root's own lifecycle: no subgraph's.
+    expect(root.data().every((e) => e.params.namespace.length === 0)).toBe(true);
+    // The subgraph `inner` and nothing below it: its start, the update of its node, its end.
+    await inner.until("inner's end", (d) => d.some((e) => e.params.data.event === "completed"));
+    for (const e of inner.data()) {
+      expect(e.params.namespace).toHaveLength(1);
+      expect(e.params.namespace[0]).toMatch(/^inner:/);
+    }
+    expect(inner.data().map((e) => e.params.data.event ?? e.params.node)).toEqual([
+      "started",
+      "research",
+      "completed",
+    ]);
+    // The tool call, inside the subgraph's subgraph.
+    await tools.until("the tool to finish", (d) => d.some((e) => e.params.data.event === "tool-finished"));
+    expect(tools.data().map((e) => e.params.data.event)).toEqual(["tool-started", "tool-finished"]);
+    expect(tools.data()[0].params.data).toMatchObject({ tool_call_id: "call-1", tool_name: "lookup" });
+    expect(tools.data()[1].params.data.output).toMatchObject({ content: "facts about owls" });
+    expect(tools.data()[0].params.namespace.map((s: string) => s.split(":")[0])).toEqual([
+      "inner",
+      "research",
+    ]);
+    // custom:<name> is one named channel; `custom` has them all.
+    await custom.until("both custom events", (d) => d.length === 2);
+    expect(custom.data().map((e) => e.params.data.name)).toEqual(["status", "progress"]);
+    await progress.until("the progress event", (d) => d.length >= 1);
+    expect(progress.data().map((e) => e.params.data)).toEqual([
+      { name: "progress", payload: { step: "research" } },
+    ]);
+
+    const tree = await command(threadId, 2, "agent.getTree");
+    expect(tree.body).toMatchObject({
+      type: "success",
+      result: {
+        tree: {
+          namespace: [],
+          status: "completed",
+          children: [{ graph_name: "inner", status: "completed", children: [{ graph_name: "research" }] }],
+        },
+      },
+    });
+    expect((await command(threadId, 3, "agent.getTree", { run_id: randomUUID() })).body).toMatchObject({
+      error: "no_such_run",
+    });
+    expect((await command(threadId, 4, "agent.getTree", { run_id: "x" })).body).toMatchObject({
+      error: "invalid_argument",
+    });
+    for (const s of [root, inner, tools, progress, custom]) s.close();
+  });
+
+  it("state.listCheckpoints pages the history; state.fork runs again from an older checkpoint", async () => {
+    const threadId = randomUUID();
+    const ends = await eventStream(threadId, { channels: ["lifecycle"], namespaces: [[]], depth: 0 });
+    await command(threadId, 1, "run.start", { assistant_id: "nested", input: { topic: "bats" } });
+    await ends.until("the run to complete", (d) => lifecycle(d).includes("completed"));
+    const first = await command(threadId, 2, "state.listCheckpoints", { limit: 2 });
+    const newest = first.body.result.checkpoints;
+    expect(newest.map((c: any) => [c.step, c.node_name])).toEqual([
+      [2, "inner"],
+      [1, "plan"],
+    ]);
+    expect(newest[0]).toMatchObject({ id: expect.any(String), timestamp: expect.any(String) });
+    const rest = await command(threadId, 3, "state.listCheckpoints", { before: newest[1].id });
+    expect(rest.body.result.checkpoints.map((c: any) => c.step)).toEqual([0, -1]);
+    const state = await command(threadId, 4, "state.get", { keys: ["topic"] });
+    expect(state.body.result).toEqual({
+      values: { topic: "bats" },
+      checkpoint: { id: newest[0].id, ns: "" },
+    });
+
+    // Forking from the checkpoint after `plan` runs `inner` again from there: a new branch whose parent is it.
+    const before = await hangar.client.threads.getState<any>(threadId);
+    const forked = await command(threadId, 5, "state.fork", { checkpoint_id: newest[1].id });
+    expect(forked.body).toMatchObject({ type: "success", result: { thread_id: threadId } });
+    await hangar.client.runs.join(threadId, forked.body.result.run_id);
+    const after = await hangar.client.threads.getState<any>(threadId);
+    // The same values as the first run's end: `inner` ran once more from the fork, not on top of that end.
+    expect(after.values).toEqual(before.values);
+    expect(after.values.notes.at(-1)).toBe("facts about bats");
+    // The new head's ancestors lead to the forked checkpoint, not through the first run's last one.
+    const history = await hangar.client.threads.getHistory<any>(threadId, { limit: 20 });
+    const parent = new Map(
+      history.map((h) => [h.checkpoint.checkpoint_id, h.parent_checkpoint?.checkpoint_id]),
+    );
+    const line: string[] = [];
+    for (let id = after.checkpoint.checkpoint_id; id; id = parent.get(id)) line.push(id);
+    expect(line).toContain(newest[1].id);
+    expect(line).not.toContain(newest[0].id);
+    expect(line[0]).not.toBe(newest[0].id);
+
+    expect((await command(threadId, 6, "state.fork", { checkpoint_id: randomUUID() })).body).toMatchObject({
+      error: "no_such_checkpoint",
+    });
+    expect((await command(threadId, 7, "state.fork", {})).body).toMatchObject({ error: "invalid_argument" });
+    for (const limit of [0, 1001, "2"]) {
+      expect((await command(threadId, 8, "state.listCheckpoints", { limit })).body).toMatchObject({
+        error: "invalid_argument",
+      });
+    }
+    expect((await command(threadId, 9, "state.get", { keys: "topic" })).body).toMatchObject({
+      error: "invalid_argument",
+    });
+    ends.close();
+  });
+
+  it("run.start under reject on a busy thread is refused; input.inject queues a message behind the run", async () => {
+    const threadId = randomUUID();
+    const release = join(tempDir("protocol-hold"), "release");
+    const started = await command(threadId, 1, "run.start", {
+      assistant_id: "hold",
+      input: { messages: [{ role: "user", content: "first" }], release },
+    });
+    expect(started.body.type).toBe("success");
+    const refused = await command(threadId, 2, "run.start", {
+      assistant_id: "hold",
+      input: { messages: [{ role: "user", content: "second" }] },
+      multitaskStrategy: "reject",
+    });
+    expect(refused.body).toMatchObject({ type: "error", id: 2, error: "invalid_argument" });
+    expect(refused.body.message).toMatch(/busy|in progress|inflight/i);
+    const injected = await command(threadId, 3, "input.inject", {
+      namespace: [],
+      message: { role: "user", content: "also this" },
+    });
+    expect(injected.body).toMatchObject({ type: "success", result: { run_id: expect.any(String) } });
+    expect(
+      (await command(threadId, 4, "input.inject", { namespace: [], message: { role: "tool", content: "x" } }))
+        .body,
+    ).toMatchObject({ error: "invalid_argument" });
+    expect((await hangar.client.runs.get(threadId, injected.body.result.run_id)).status).toBe("pending");
+    writeFileSync(release, "");
+    await hangar.client.runs.join(threadId, injected.body.result.run_id);
+    const state = await hangar.client.threads.getState<any>(threadId);
+    expect(state.values.messages.map((m: any) => m.content)).toEqual([
+      "first",
+      "seen 1",
+      "also this",
+      "seen 3",
+    ]);
+    // On a thread nothing ran on, input.inject has no assistant to go on with.
+    expect(
+      (
+        await command(randomUUID(), 5, "input.inject", {
+          namespace: [],
+          message: { role: "user", content: "hello" },
+        })
+      ).body,
+    ).toMatchObject({ error: "no_such_run" });
+  });
+
   it("answers bad commands and filters with protocol errors or 422", async () => {
     const threadId = randomUUID();
     expect((await command(threadId, 1, "run.start", {})).body).toMatchObject({
@@ -323,5 +487,26 @@ describe("protocol v2 over WebSocket", () => {
     } finally {
       await (thread as any).close?.();
     }
+  });
+});
+
+describe("http.disable_protocol", () => {
+  const off = useHangar({ config: join(ROOT, "test/fixtures/protocol-disabled/langgraph.json") });
+
+  it("takes protocol v2's paths away (404); the v1 runs API stays", async () => {
+    const threadId = randomUUID();
+    for (const path of ["commands", "stream/events"]) {
+      const res = await fetch(`${off.server.url}/threads/${threadId}/${path}`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(path === "commands" ? { id: 1, method: "state.get" } : { channels: ["values"] }),
+      });
+      expect(res.status, path).toBe(404);
+    }
+    const thread = await off.client.threads.create();
+    const run = await off.client.runs.wait(thread.thread_id, "chat", {
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    expect((run as any).messages).toHaveLength(2);
   });
 });

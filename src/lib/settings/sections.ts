@@ -40,6 +40,8 @@ export const HttpConfigSchema = z.looseObject({
   disable_meta: z.boolean().optional(),
   disable_mcp: z.boolean().optional(),
   disable_a2a: z.boolean().optional(),
+  /** Protocol v2 (`/threads/{id}/commands`, `/threads/{id}/stream/events`); also off with `disable_runs`. */
+  disable_protocol: z.boolean().optional(),
   disable_ui: z.boolean().optional(),
   disable_webhooks: z.boolean().optional(),
   configurable_headers: HeaderPatternsSchema.nullish(),
