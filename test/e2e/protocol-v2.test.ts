@@ -464,6 +464,25 @@ describe("protocol v2 over WebSocket", () => {
     b.ws.close();
   });
 
+  it("a client that stops reading gets every event, in order, once it reads again (back-pressure)", async () => {
+    const threadId = randomUUID();
+    const c = await socket(threadId);
+    await c.send(1, "subscription.subscribe", { channels: ["custom"] });
+    const started = await c.send(2, "run.start", {
+      assistant_id: "flood",
+      input: { events: 200, bytes: 32_768 },
+    });
+    // ~6.5 MB while the client reads nothing: the server's send buffer passes its high-water mark.
+    c.ws.pause();
+    await hangar.client.runs.join(threadId, started.result.run_id);
+    c.ws.resume();
+    await waitFor("all 200 events", () => c.events.length >= 200);
+    expect(c.events.map((e) => e.params.data.payload.seq)).toEqual([...Array(200).keys()]);
+    const seqs = c.events.map((e) => e.seq);
+    expect(new Set(seqs).size).toBe(200);
+    c.ws.close();
+  });
+
   it("the official SDK's ThreadStream over WebSocket starts a run, sees the interrupt and answers it", async () => {
     const thread = hangar.client.threads.stream({
       assistantId: "approval",
