@@ -7,10 +7,10 @@ import { matchesSubscription } from "@langchain/langgraph/stream";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import { protocolError as error, protocolLog } from "../runs/protocol-run.js";
+import { ForbiddenError } from "../lib/errors.js";
+import { streamLimits } from "../streams/limits.js";
 import type { ApiContext } from "./context.js";
-
-/** Bytes queued on a socket past which the connection's log read waits for the client. */
-const SOCKET_HIGH_WATER = 1024 * 1024;
+import { originPolicy, parseCorsConfig } from "./cors.js";
 
 /** A command, on either transport. */
 export const Command = z.object({
@@ -35,9 +35,18 @@ export interface SocketDeps {
 }
 
 export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, deps: SocketDeps): void {
+  // Browsers apply no CORS to WebSockets: a page of any site may open one to this server, with the cookies it
+  // holds for it. An upgrade from a browser origin that `http.cors` does not allow is refused here.
+  const allowed = originPolicy(parseCorsConfig(ctx.http?.cors));
+  const sameOrigins = async (req: FastifyRequest) => {
+    const origin = req.headers.origin;
+    if (origin !== undefined && !allowed(origin)) {
+      throw new ForbiddenError(`origin ${origin} is not allowed by http.cors`);
+    }
+  };
   app.get(
     "/threads/:thread_id/stream/events",
-    { websocket: true, preHandler: deps.listening, schema: { hide: true } },
+    { websocket: true, preHandler: [sameOrigins, deps.listening], schema: { hide: true } },
     (socket: WebSocket, req: FastifyRequest) => {
       const threadId = (req.params as { thread_id: string }).thread_id;
       const subscriptions = new Map<string, Filter>();
@@ -46,13 +55,28 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
         if (socket.readyState === socket.OPEN) socket.send(JSON.stringify(msg));
       };
       /**
-       * Sends an event; once more than a high-water mark waits to go out (a slow client), waits until this one
-       * is written, so a slow reader holds back its own read of the log rather than the server's memory.
+       * Sends an event. Past HANGAR_STREAM_BUFFER_BYTES waiting to go out (a slow client) it waits until this one
+       * is written, so a slow reader holds back its own read of the log rather than the server's memory; a client
+       * that takes nothing for HANGAR_STREAM_STALL_SECONDS is dropped, as on SSE.
        */
       const sendEvent = (msg: unknown): Promise<void> | void => {
         if (socket.readyState !== socket.OPEN) return;
-        if (socket.bufferedAmount < SOCKET_HIGH_WATER) return socket.send(JSON.stringify(msg));
-        return new Promise((resolve) => socket.send(JSON.stringify(msg), () => resolve()));
+        const limits = streamLimits();
+        if (socket.bufferedAmount < limits.bufferBytes) return socket.send(JSON.stringify(msg));
+        return new Promise<void>((resolve) => {
+          let waiting = socket.bufferedAmount;
+          const watchdog = setInterval(() => {
+            if (socket.bufferedAmount >= waiting) socket.terminate();
+            waiting = socket.bufferedAmount;
+          }, limits.stallMs);
+          const done = () => {
+            clearInterval(watchdog);
+            socket.off("close", done);
+            resolve();
+          };
+          socket.once("close", done);
+          socket.send(JSON.stringify(msg), done);
+        });
       };
       /** Reads the thread's log from `from` on, sending what any subscription wants (a new read replaces the last). */
       const read = (from: number | "next") => {

@@ -342,7 +342,7 @@ export class ClusterRunManager implements RunService {
       });
     } catch (e) {
       if (ex.released) return;
-      result = await runFailed(this.deps, run, e);
+      result = await runFailed(this.deps, run, e, run.attempt);
       channel.publish("error", result.error);
     }
     // Handed back or taken over: the run goes on elsewhere; its log stays open for the next attempt.

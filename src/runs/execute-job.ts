@@ -175,15 +175,21 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
       : {}),
     error: outcome.error ?? null,
   };
-  await persistEnd(() => storage.threads.setState(threadId, threadState));
-  if (cancelAction !== "rollback") await persistEnd(() => storage.runs.setStatus(run.run_id, outcome.status));
+  // Fenced by the attempt: if this attempt lost its lease while the database was away and another took the run
+  // over, that one records the end (a rolled-back run is deleted: nothing to fence by).
+  const fence = cancelAction === "rollback" ? undefined : { runId: run.run_id, attempt };
+  await persistEnd(() => storage.threads.setState(threadId, threadState, fence));
+  if (fence) await persistEnd(() => storage.runs.setStatus(run.run_id, outcome.status, attempt));
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
   finished();
   return { ...outcome, output };
 }
 
-/** A run that failed outside its graph (storage, loading): records the error and returns its result. */
-export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<RunResult> {
+/**
+ * A run that failed outside its graph (storage, loading): records the error and returns its result. With its
+ * `attempt`, only while that is still the run's current attempt.
+ */
+export async function runFailed(deps: RunDeps, run: Run, e: unknown, attempt?: number): Promise<RunResult> {
   deps.log.error({ ...runContext(run), err: e }, "run failed outside the graph");
   const error = { error: (e as Error).name ?? "Error", message: (e as Error).message ?? String(e) };
   if (run.thread_id) {
@@ -192,10 +198,12 @@ export async function runFailed(deps: RunDeps, run: Run, e: unknown): Promise<Ru
     const unrecorded = (w: unknown) =>
       deps.log.warn(runContext(run), `could not record the run's failure: ${(w as Error).message}`);
     const threadId = run.thread_id;
-    await persistEnd(() => deps.storage.threads.setState(threadId, { status: "error", error })).catch(
+    // Fenced by the attempt when it is known (see executeJob).
+    const fence = attempt === undefined ? undefined : { runId: run.run_id, attempt };
+    await persistEnd(() => deps.storage.threads.setState(threadId, { status: "error", error }, fence)).catch(
       unrecorded,
     );
-    await persistEnd(() => deps.storage.runs.setStatus(run.run_id, "error")).catch(unrecorded);
+    await persistEnd(() => deps.storage.runs.setStatus(run.run_id, "error", attempt)).catch(unrecorded);
   }
   return { status: "error", values: undefined, error, output: { __error__: error } };
 }

@@ -141,11 +141,20 @@ export interface ThreadStore {
   checkpointMark(threadId: string): Promise<unknown>;
   /** Deletes every checkpoint and pending write of the thread written after `mark` (rollback of a run). */
   rollbackCheckpoints(threadId: string, mark: unknown): Promise<void>;
-  /** Records status and the latest values/interrupts after a run or state change. */
-  setState(id: string, update: ThreadStateUpdate): Promise<void>;
+  /**
+   * Records status and the latest values/interrupts after a run or state change; with a `fence`, only while that
+   * attempt is still its run's current one (an attempt that lost its lease must not overwrite its successor's end).
+   */
+  setState(id: string, update: ThreadStateUpdate, fence?: AttemptFence): Promise<void>;
 }
 
 /** What `setState` changes on a thread (absent fields stay as they are). */
+/** A run's attempt: writes fenced by it apply only while it is the run's current attempt. */
+export interface AttemptFence {
+  runId: string;
+  attempt: number;
+}
+
 export interface ThreadStateUpdate {
   status?: ThreadStatus;
   values?: Json | null;
@@ -190,7 +199,8 @@ export interface RunStore {
   /** The thread of a run known by its id alone (an A2A task id); null for an unknown or stateless run. */
   threadOf(runId: string): Promise<string | null>;
   list(threadId: string, q: { limit: number; offset: number; status?: RunStatus }): Promise<Run[]>;
-  setStatus(runId: string, status: RunStatus): Promise<void>;
+  /** Sets a run's status; with `attempt`, only while that is the run's current attempt. */
+  setStatus(runId: string, status: RunStatus, attempt?: number): Promise<void>;
   /** Marks a run running as its next attempt; returns the attempt number (1 for a first start). */
   start(runId: string): Promise<number>;
   /** Runs that were in flight when the process stopped (for recovery at start-up), oldest first. */

@@ -11,8 +11,11 @@ import { chromium, type BrowserContext } from "playwright-core";
 export const PAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "page");
 export const CHROMIUM = "/usr/bin/chromium";
 
-/** Builds test/browser/page into a fresh temporary directory and returns it. */
-export async function buildPage(): Promise<string> {
+/**
+ * Builds test/browser/page into a fresh temporary directory and returns it: its `pages` (HTML files of that
+ * folder, each with the scripts it loads), index.html by default.
+ */
+export async function buildPage(pages: string[] = ["index.html"]): Promise<string> {
   const { build } = await import("vite");
   const outDir = mkdtempSync(join(tmpdir(), "hangar-page-"));
   await build({
@@ -30,6 +33,7 @@ export async function buildPage(): Promise<string> {
       emptyOutDir: true,
       minify: false,
       rollupOptions: {
+        input: pages.map((p) => join(PAGE_DIR, p)),
         // The SDK's "use client" directives and zod's comments are harmless in a bundle: no noise in the output.
         onwarn(warning, warn) {
           if (warning.code === "MODULE_LEVEL_DIRECTIVE" || warning.code === "INVALID_ANNOTATION") return;

@@ -229,7 +229,14 @@ describe("protocol v2 over HTTP", () => {
         tree: {
           namespace: [],
           status: "completed",
-          children: [{ graph_name: "inner", status: "completed", children: [{ graph_name: "research" }] }],
+          // `plan` shows as a namespace too: its chat model call ran with the node's config.
+          children: expect.arrayContaining([
+            expect.objectContaining({
+              graph_name: "inner",
+              status: "completed",
+              children: [expect.objectContaining({ graph_name: "research", status: "completed" })],
+            }),
+          ]),
         },
       },
     });
@@ -470,9 +477,10 @@ describe("protocol v2 over WebSocket", () => {
     await c.send(1, "subscription.subscribe", { channels: ["custom"] });
     const started = await c.send(2, "run.start", {
       assistant_id: "flood",
-      input: { events: 200, bytes: 32_768 },
+      input: { events: 200, bytes: 8_192 },
     });
-    // ~6.5 MB while the client reads nothing: the server's send buffer passes its high-water mark.
+    // ~1.6 MB while the client reads nothing: far past the socket's HANGAR_STREAM_BUFFER_BYTES (64 KiB), within
+    // what the thread's log keeps for replay (2 MB embedded).
     c.ws.pause();
     await hangar.client.runs.join(threadId, started.result.run_id);
     c.ws.resume();
@@ -509,6 +517,35 @@ describe("protocol v2 over WebSocket", () => {
   });
 });
 
+describe("protocol v2's WebSocket and http.cors", () => {
+  const narrow = useHangar({ config: join(ROOT, "test/fixtures/protocol-cors/langgraph.json") });
+
+  /** The HTTP status of an upgrade attempt (101 when the socket opened). */
+  const upgrade = (origin?: string) =>
+    new Promise<number>((resolve, reject) => {
+      const ws = new WebSocket(
+        `${narrow.server.url.replace(/^http/, "ws")}/threads/${randomUUID()}/stream/events`,
+        origin ? { origin } : {},
+      );
+      ws.once("open", () => {
+        ws.close();
+        resolve(101);
+      });
+      ws.once("unexpected-response", (_req, res) => {
+        res.resume();
+        resolve(res.statusCode ?? 0);
+      });
+      ws.once("error", reject);
+    });
+
+  it("refuses an upgrade from a browser origin the CORS settings do not allow (403)", async () => {
+    expect(await upgrade("http://evil.example")).toBe(403);
+    expect(await upgrade("http://good.example")).toBe(101);
+    // Not a browser (no Origin): as for any other request.
+    expect(await upgrade()).toBe(101);
+  });
+});
+
 describe("http.disable_protocol", () => {
   const off = useHangar({ config: join(ROOT, "test/fixtures/protocol-disabled/langgraph.json") });
 
@@ -528,4 +565,133 @@ describe("http.disable_protocol", () => {
     });
     expect((run as any).messages).toHaveLength(2);
   });
+});
+
+describe("the official SDK's ThreadStream on every channel", () => {
+  const CHANNELS = [
+    "lifecycle",
+    "values",
+    "updates",
+    "messages",
+    "tools",
+    "tasks",
+    "checkpoints",
+    "custom",
+  ] as const;
+  const rootEnd = (e: any) =>
+    e.method === "lifecycle" && !e.params.namespace.length && e.params.data.event === "completed";
+
+  /** Transport options; `drop()` cuts the client's current connection as a network fault would. */
+  function transport(name: "sse" | "websocket") {
+    const sockets: WebSocket[] = [];
+    const streams: AbortController[] = [];
+    const options =
+      name === "websocket"
+        ? {
+            transport: "websocket",
+            webSocketFactory: (url: string) => {
+              const ws = new WebSocket(url);
+              sockets.push(ws);
+              return ws as any;
+            },
+          }
+        : {
+            fetch: (url: any, init: RequestInit = {}) => {
+              if (!String(url).endsWith("/stream/events")) return fetch(url, init);
+              const cut = new AbortController();
+              streams.push(cut);
+              const signal = init.signal ? AbortSignal.any([init.signal, cut.signal]) : cut.signal;
+              return fetch(url, { ...init, signal });
+            },
+          };
+    const drop = () => {
+      if (name === "websocket") sockets.at(-1)!.terminate();
+      else streams.at(-1)!.abort(new Error("connection cut"));
+    };
+    return { options, drop };
+  }
+
+  for (const name of ["sse", "websocket"] as const) {
+    it(`${name}: streams each channel of a run with a subgraph; a second client replays`, async () => {
+      const { options } = transport(name);
+      const thread = hangar.client.threads.stream({ assistantId: "nested", ...options } as any);
+      const seen: any[] = [];
+      try {
+        const all = await thread.subscribe({ channels: [...CHANNELS] });
+        await thread.run.start({ input: { topic: "moths" } });
+        for await (const e of all as AsyncIterable<any>) {
+          seen.push(e);
+          if (rootEnd(e)) break;
+        }
+      } finally {
+        await thread.close();
+      }
+      expect(new Set(seen.map((e) => e.method))).toEqual(new Set(CHANNELS));
+      const seqs = seen.map((e) => e.seq);
+      expect(seqs).toEqual([...seqs].sort((a, b) => a - b));
+      expect(new Set(seqs).size).toBe(seqs.length);
+      expect(seen.some((e) => e.method === "messages" && e.params.data.event === "content-block-delta")).toBe(
+        true,
+      );
+      expect(seen.some((e) => e.method === "tools" && e.params.data.event === "tool-finished")).toBe(true);
+      expect(seen.some((e) => e.params.namespace.length === 2)).toBe(true);
+
+      // A second client on the same thread. Over WebSocket the SDK passes `since` on: exactly the later events.
+      // Over SSE it always asks for the whole log and drops what it has seen (by event_id): all of them, once.
+      const middle = seen[Math.floor(seen.length / 2)].seq;
+      const expected = name === "websocket" ? seen.filter((e) => e.seq > middle) : seen;
+      const again = hangar.client.threads.stream(thread.threadId, {
+        assistantId: "nested",
+        ...options,
+      } as any);
+      const replayed: any[] = [];
+      try {
+        const sub = await again.subscribe({ channels: [...CHANNELS], since: middle } as any);
+        for await (const e of sub as AsyncIterable<any>) {
+          replayed.push(e);
+          if (replayed.length === expected.length) break;
+        }
+      } finally {
+        await again.close();
+      }
+      expect(replayed.map((e) => e.seq)).toEqual(expected.map((e) => e.seq));
+      expect(replayed).toEqual(expected);
+    });
+
+    it(`${name}: the connection cut mid-run, the SDK reconnects and gets every event once`, async () => {
+      const { options, drop } = transport(name);
+      const release = join(tempDir("protocol-cut"), "release");
+      const channels = ["lifecycle", "values", "updates", "tasks", "checkpoints"];
+      const thread = hangar.client.threads.stream({
+        assistantId: "hold",
+        reconnectDelayMs: () => 50,
+        ...options,
+      } as any);
+      const seen: any[] = [];
+      try {
+        const sub = await thread.subscribe({ channels } as any);
+        await thread.run.start({ input: { messages: [{ role: "user", content: "hold on" }], release } });
+        let cut = false;
+        for await (const e of sub as AsyncIterable<any>) {
+          seen.push(e);
+          // The run now waits in its node: cut the connection, then let the run go on.
+          if (!cut && e.method === "tasks") {
+            cut = true;
+            drop();
+            writeFileSync(release, "");
+          }
+          if (rootEnd(e)) break;
+        }
+        expect(cut).toBe(true);
+      } finally {
+        await thread.close();
+      }
+      // Exactly what the thread's log holds for these channels, in order, once.
+      const log = await eventStream(thread.threadId, { channels });
+      await log.until("the whole log", (d) => d.some(rootEnd));
+      log.close();
+      expect(seen.map((e) => e.seq)).toEqual(log.data().map((e) => e.seq));
+      expect(seen.at(-1).params.data.event).toBe("completed");
+    });
+  }
 });

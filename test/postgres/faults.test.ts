@@ -1,8 +1,10 @@
 // Scale-out backend (PostgreSQL + Redis) under faults: a worker SIGKILLed mid-run (another resumes it from its
 // last checkpoint as attempt 2), Redis restarted while clients stream a run (a client reconnecting with
-// Last-Event-ID misses nothing and gets nothing twice), and PostgreSQL terminating a server's connections
-// (once, while requests or a run are in flight; and again and again for 2 s, while requests are made and
-// while runs execute): requests fail cleanly or succeed, the process lives on and serves again by itself.
+// Last-Event-ID misses nothing and gets nothing twice), both faults under a protocol v2 event stream (a client
+// reconnecting with `since` gets every later event once, in seq order, and a replay from 0 agrees), and
+// PostgreSQL terminating a server's connections (once, while requests or a run are in flight; and again and
+// again for 2 s, while requests are made and while runs execute): requests fail cleanly or succeed, the
+// process lives on and serves again by itself.
 //
 // Every deployment here is this file's own: `hangar serve` children on a fresh schema of the machine's
 // PostgreSQL (DATABASE_URL) and on a private redis-server started on a free port (the machine's shared Redis
@@ -26,12 +28,13 @@ import {
   logNow,
   logOf,
   markerLines,
+  readUntil,
   waitFor,
   waitForLogEntry,
   within,
   type StepsValues,
 } from "../helpers/runs.ts";
-import type { RawSseEvent } from "../helpers/sse.ts";
+import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { BIN, ROOT, noRetryClient } from "../helpers/server.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -448,6 +451,309 @@ describe("Redis restarted while a client streams a run", () => {
     const replayed = await replay.rest("the replay of the run after the restart");
     expectIncreasingIds(replayed, "replay after the restart");
     expect(valueLogs(replayed).at(-1)).toEqual(logOf("n", 3));
+  });
+});
+
+/** Every protocol v2 channel (the `steps` graph writes lifecycle, values, updates, tasks and checkpoints). */
+const CHANNELS = [
+  "lifecycle",
+  "values",
+  "updates",
+  "messages",
+  "tools",
+  "tasks",
+  "checkpoints",
+  "input",
+  "custom",
+];
+
+/** A protocol v2 event as `POST /threads/{id}/stream/events` sends it. */
+interface ProtocolEvent {
+  type: "event";
+  seq: number;
+  event_id: string;
+  method: string;
+  params: { namespace: string[]; timestamp: number; node?: string; data: any };
+}
+
+/** The SSE events of a response body, as they arrive. */
+async function* sseEvents(body: AsyncIterable<Uint8Array>): AsyncGenerator<RawSseEvent> {
+  const decoder = new TextDecoder();
+  let buffer = "";
+  for await (const chunk of body) {
+    buffer += decoder.decode(chunk, { stream: true });
+    const blocks = buffer.split(/\r?\n\r?\n/);
+    buffer = blocks.pop() ?? "";
+    for (const block of blocks) yield* parseSse(block);
+  }
+}
+
+/** A client of a thread's protocol event stream (every channel), which stays open until `close()`. */
+class ProtocolStream {
+  private constructor(
+    private readonly controller: AbortController,
+    private readonly events: AsyncIterator<ProtocolEvent>,
+  ) {}
+
+  /** Opens the stream (after `since`, if given); resolves once the server answered 200. */
+  static async open(baseUrl: string, threadId: string, since?: number): Promise<ProtocolStream> {
+    const controller = new AbortController();
+    const res = await fetch(new URL(`/threads/${threadId}/stream/events`, baseUrl), {
+      method: "POST",
+      headers: { "content-type": "application/json", accept: "text/event-stream" },
+      body: JSON.stringify({ channels: CHANNELS, ...(since === undefined ? {} : { since }) }),
+      signal: controller.signal,
+    });
+    if (res.status !== 200) throw new Error(`stream/events answered ${res.status}: ${await res.text()}`);
+    async function* events(): AsyncGenerator<ProtocolEvent> {
+      for await (const raw of sseEvents(res.body as unknown as AsyncIterable<Uint8Array>)) {
+        // The SSE id is the event's seq, its name the event's method.
+        const ev = raw.data as ProtocolEvent;
+        expect(raw.id, JSON.stringify(raw)).toBe(String(ev.seq));
+        expect(raw.event, JSON.stringify(raw)).toBe(ev.method);
+        expect(ev.event_id, JSON.stringify(raw)).toBe(String(ev.seq));
+        yield ev;
+      }
+    }
+    return new ProtocolStream(controller, events());
+  }
+
+  /** Reads events until `stop(event)` holds (that event included), within BOUND_MS. */
+  until(what: string, stop: (ev: ProtocolEvent) => boolean): Promise<ProtocolEvent[]> {
+    return readUntil(what, this.events, stop);
+  }
+
+  /** Closes the connection (the client goes away). */
+  close(): void {
+    this.controller.abort();
+  }
+}
+
+/** The root graph's end: its lifecycle event completed, failed or interrupted. */
+const isRootEnd = (e: ProtocolEvent) =>
+  e.method === "lifecycle" &&
+  e.params.namespace.length === 0 &&
+  ["completed", "failed", "interrupted"].includes(e.params.data?.event);
+
+/** The start of step `i` of a `steps` run (its task, with the step's input): the last event before its delay. */
+const isStepStart = (i: number) => (e: ProtocolEvent) =>
+  e.method === "tasks" &&
+  e.params.data?.name === "step" &&
+  !("result" in e.params.data) &&
+  e.params.data.input?.log?.length === i;
+
+/** Starts a protocol run of the `steps` graph on the thread; returns its run id. */
+async function runStart(baseUrl: string, threadId: string, input: unknown): Promise<string> {
+  const res = await fetch(new URL(`/threads/${threadId}/commands`, baseUrl), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id: 1, method: "run.start", params: { assistant_id: "steps", input } }),
+  });
+  const body = (await res.json()) as any;
+  expect(body, JSON.stringify(body)).toMatchObject({ type: "success", id: 1 });
+  return body.result.run_id as string;
+}
+
+/** The thread's values, as the protocol's state.get answers them. */
+async function stateValues(baseUrl: string, threadId: string): Promise<StepsValues> {
+  const res = await fetch(new URL(`/threads/${threadId}/commands`, baseUrl), {
+    method: "POST",
+    headers: { "content-type": "application/json" },
+    body: JSON.stringify({ id: 2, method: "state.get" }),
+  });
+  const body = (await res.json()) as any;
+  expect(body, JSON.stringify(body)).toMatchObject({ type: "success", id: 2 });
+  return body.result.values as StepsValues;
+}
+
+const seqs = (events: ProtocolEvent[]) => events.map((e) => e.seq);
+
+/** Seqs are integers, each greater than the one before (so none is there twice). */
+function expectIncreasingSeqs(events: ProtocolEvent[], what: string): void {
+  const s = seqs(events);
+  expect(
+    s.every((n, i) => Number.isSafeInteger(n) && (i === 0 || n > s[i - 1])),
+    `${what}: seqs ${JSON.stringify(s)}`,
+  ).toBe(true);
+}
+
+/** What an event says about the run, without what differs between two runs of one input (times, ids). */
+function gist(e: ProtocolEvent): unknown[] {
+  const { namespace, node, data } = e.params;
+  if (e.method === "tasks")
+    return [
+      "tasks",
+      namespace,
+      data.name,
+      "result" in data ? { result: data.result } : { input: data.input },
+    ];
+  if (e.method === "checkpoints") return ["checkpoints", namespace, data.step, data.source];
+  return [e.method, namespace, node, data];
+}
+
+/** The log that each root `updates` event of the `step` node adds, in order. */
+const stepUpdates = (events: ProtocolEvent[]) =>
+  events
+    .filter((e) => e.method === "updates" && e.params.namespace.length === 0 && e.params.node === "step")
+    .flatMap((e) => e.params.data.values.log as string[]);
+
+/** The `log` of the last root values event. */
+const lastLog = (events: ProtocolEvent[]) =>
+  events.filter((e) => e.method === "values" && e.params.namespace.length === 0).at(-1)?.params.data.log;
+
+describe("protocol v2 events under faults: seq survives a Redis restart and a worker change", () => {
+  let dep: Deployment;
+  let redis: RedisServer;
+  let api: Serve | undefined;
+  let workers: Serve[] = [];
+
+  beforeAll(
+    async () => {
+      redis = await RedisServer.start();
+      dep = deployment(redis);
+      api = await serve("api", "api", dep);
+      workers = await Promise.all([serve("worker 1", "worker", dep), serve("worker 2", "worker", dep)]);
+    },
+    2 * START_MS + 10_000,
+  );
+
+  it("Redis restarted mid-run: reconnecting with since gets every later event once, in seq order", async () => {
+    dumpOnFailure(() => [api, ...workers]);
+    const url = api!.url;
+    const client = api!.client;
+    const STEPS = 6;
+    // The run holds at the start of step 2 until the gate opens: Redis dies while nothing is being published
+    // (what it held is lost with it: it persists nothing).
+    const gate = scratch.gate();
+    const input = job({ label: "r", steps: STEPS, delay_ms: 200, hold_at: 2, gate_file: gate.file });
+    const threadId = randomUUID();
+    // One client stays connected to the API process through the restart; the other leaves when Redis dies and
+    // comes back with `since`.
+    const stay = await ProtocolStream.open(url, threadId);
+    const stayEvents = stay.until("the run's end on the connected client", isRootEnd);
+    stayEvents.catch(() => {});
+    const first = await ProtocolStream.open(url, threadId);
+    const runId = await runStart(url, threadId, input);
+    const head = await first.until("the start of step r:2", isStepStart(2));
+    await redis.kill("SIGKILL");
+    first.close();
+    const since = head.at(-1)!.seq;
+    // Meanwhile the run goes on: what steps r:2 and r:3 publish waits in the worker for Redis to be back.
+    gate.open();
+    await waitForLogEntry(client, threadId, "r:3");
+    await redis.start();
+
+    const second = await ProtocolStream.open(url, threadId, since);
+    const tail = await second.until("the run's end after the restart", isRootEnd);
+    second.close();
+    expect(tail[0].seq).toBeGreaterThan(since);
+    const seen = [...head, ...tail];
+    expectIncreasingSeqs(seen, "reconnecting client");
+    expect(lastLog(seen)).toEqual(logOf("r", STEPS));
+    expect(tail.at(-1)!.params.data.event).toBe("completed");
+
+    // The connected client saw the same events, with the same seqs.
+    const stayed = await stayEvents;
+    stay.close();
+    expect(seqs(stayed)).toEqual(seqs(seen));
+    expect(stayed).toEqual(seen);
+
+    // A replay from 0 after the end: the thread's log now holds what was published after the restart, which is
+    // exactly what the client got after `since` (the events before the restart died with Redis).
+    const replay = await ProtocolStream.open(url, threadId, 0);
+    const replayed = await replay.until("the replay of the run", isRootEnd);
+    replay.close();
+    expect(seqs(replayed)).toEqual(seqs(tail));
+    expect(replayed).toEqual(tail);
+
+    expect((await client.runs.get(threadId, runId)).status).toBe("success");
+    expect((await stateValues(url, threadId)).log).toEqual(logOf("r", STEPS));
+
+    // Nothing lost or doubled across the restart, also before it: the same input on another thread (its gate is
+    // open), streamed after the restart without a fault, gives the same events (but for times and ids).
+    const other = randomUUID();
+    const ref = await ProtocolStream.open(url, other);
+    await runStart(url, other, input);
+    const reference = await ref.until("the run after the restart", isRootEnd);
+    ref.close();
+    expectIncreasingSeqs(reference, "run after the restart");
+    expect(seen.map(gist)).toEqual(reference.map(gist));
+  });
+
+  it("the worker running it SIGKILLed mid-run: reconnecting with since gets the rest; a replay from 0 is what the client saw", async () => {
+    dumpOnFailure(() => [api, ...workers]);
+    const url = api!.url;
+    const client = api!.client;
+    const STEPS = 6;
+    const full = logOf("k", STEPS);
+    // The run holds at the start of step k:2 until the gate opens: the worker dies with nothing being published.
+    const gate = scratch.gate();
+    const threadId = randomUUID();
+    const live = await ProtocolStream.open(url, threadId);
+    const liveEvents = live.until("the run's end on the connected client", isRootEnd);
+    liveEvents.catch(() => {});
+    const first = await ProtocolStream.open(url, threadId);
+    const input = job({ label: "k", steps: STEPS, delay_ms: 200, hold_at: 2, gate_file: gate.file });
+    const runId = await runStart(url, threadId, input);
+    // Steps k:0 and k:1 are checkpointed and step k:2 holds: find the worker holding the run and kill it.
+    const head = await first.until("the start of step k:2", isStepStart(2));
+    const before = await waitForLogEntry(client, threadId, "k:1");
+    expect(before).toEqual(logOf("k", 2));
+    const row = await runRow(dep, runId);
+    expect(row?.status).toBe("running");
+    expect(row?.attempt).toBe(1);
+    const holderPid = Number(row!.worker_id!.split(":").at(-2));
+    const holder = workers.find((w) => w.pid === holderPid);
+    expect(holder, `worker_id ${row!.worker_id} is neither worker`).toBeDefined();
+    const survivor = workers.find((w) => w !== holder)!;
+    await killAndWait(holder!.proc, "SIGKILL");
+    first.close();
+    gate.open();
+    const since = head.at(-1)!.seq;
+
+    // The survivor takes the run over once its lease expired; the client comes back with `since`.
+    const second = await ProtocolStream.open(url, threadId, since);
+    const tail = await second.until("the run's end after the worker died", isRootEnd);
+    second.close();
+    expect(tail[0].seq).toBeGreaterThan(since);
+    const seen = [...head, ...tail];
+    expectIncreasingSeqs(seen, "reconnecting client");
+    expect(tail.at(-1)!.params.data.event).toBe("completed");
+    expect(lastLog(seen)).toEqual(full);
+
+    // The connected client and a replay from 0 after the end: the same events, with the same seqs.
+    const stayed = await liveEvents;
+    live.close();
+    expect(stayed).toEqual(seen);
+    const replay = await ProtocolStream.open(url, threadId, 0);
+    const replayed = await replay.until("the replay of the run", isRootEnd);
+    replay.close();
+    expect(seqs(replayed)).toEqual(seqs(seen));
+    expect(replayed).toEqual(seen);
+
+    const after = await runRow(dep, runId);
+    expect(after?.status).toBe("success");
+    expect(after?.attempt).toBe(2);
+    expect(Number(after?.worker_id?.split(":").at(-2))).toBe(survivor.pid);
+    expect((await client.runs.get(threadId, runId)).status).toBe("success");
+    expect((await stateValues(url, threadId)).log).toEqual(full);
+
+    // Observed: attempt 2 streams from the checkpoint it resumed under new seqs, after attempt 1's events: a
+    // new root lifecycle `running`, that checkpoint's `checkpoints` and `values` events again, and the start
+    // of step k:2 again. So the root starts twice and ends once; the steps checkpointed before the kill are
+    // not run again, and every step's update comes once.
+    const isRootStart = (e: ProtocolEvent) =>
+      e.method === "lifecycle" && e.params.namespace.length === 0 && e.params.data.event === "running";
+    const rootLifecycle = seen
+      .filter((e) => e.method === "lifecycle" && e.params.namespace.length === 0)
+      .map((e) => e.params.data.event);
+    expect(rootLifecycle).toEqual(["running", "running", "completed"]);
+    const restart = seen.findIndex((e, i) => i > 0 && isRootStart(e));
+    expect(restart).toBe(head.length);
+    const [attempt1, attempt2] = [seen.slice(0, restart), seen.slice(restart)];
+    expect(stepUpdates(attempt1)).toEqual(before);
+    expect(stepUpdates(attempt2)).toEqual(full.slice(before.length));
+    expect(attempt2.find((e) => e.method === "values")?.params.data.log).toEqual(before);
   });
 });
 

@@ -99,13 +99,12 @@ export class PostgresRuns implements RunStore {
     return rows.map(toRun);
   }
 
-  async setStatus(runId: string, status: RunStatus): Promise<void> {
+  async setStatus(runId: string, status: RunStatus, attempt?: number): Promise<void> {
     if (!isUuid(runId)) return;
-    await this.db.query(`UPDATE ${this.t.runs} SET status = $1, updated_at = $2 WHERE run_id = $3`, [
-      status,
-      now(),
-      runId,
-    ]);
+    await this.db.query(
+      `UPDATE ${this.t.runs} SET status = $1, updated_at = $2 WHERE run_id = $3 AND ($4::int IS NULL OR attempt = $4)`,
+      [status, now(), runId, attempt ?? null],
+    );
   }
 
   async start(runId: string): Promise<number> {

@@ -1,6 +1,14 @@
 // PostgreSQL thread store: thread rows, search with JSONB containment, and the operations on a thread's
 // checkpoints (in the tables of @langchain/langgraph-checkpoint-postgres, where thread_id is TEXT).
-import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStateUpdate, ThreadStore } from "../types.js";
+import type {
+  AttemptFence,
+  Json,
+  Thread,
+  ThreadInput,
+  ThreadSearch,
+  ThreadStateUpdate,
+  ThreadStore,
+} from "../types.js";
 import { isUuid, jsonb, requireUuid, type Db, type Queryable } from "./db.js";
 import { containment, now, orderBy, toThread } from "./rows.js";
 
@@ -314,7 +322,7 @@ export class PostgresThreads implements ThreadStore {
     });
   }
 
-  async setState(id: string, u: ThreadStateUpdate): Promise<void> {
+  async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<void> {
     if (!isUuid(id)) return;
     const ts = now();
     const params: unknown[] = [ts];
@@ -335,9 +343,12 @@ export class PostgresThreads implements ThreadStore {
     }
     if (u.config !== undefined) set((n) => `config = ${n}::jsonb`, jsonb(u.config));
     params.push(id);
-    await this.db.query(
-      `UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE thread_id = $${params.length}`,
-      params,
-    );
+    let where = `thread_id = $${params.length}`;
+    if (fence) {
+      params.push(fence.runId, fence.attempt);
+      where += ` AND EXISTS (SELECT 1 FROM ${this.t.runs} WHERE run_id = $${params.length - 1}::uuid
+        AND attempt = $${params.length})`;
+    }
+    await this.db.query(`UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where}`, params);
   }
 }

@@ -86,9 +86,11 @@ export class SqliteRuns implements RunStore {
       .map(toRun);
   }
 
-  async setStatus(runId: string, status: RunStatus): Promise<void> {
+  async setStatus(runId: string, status: RunStatus, attempt?: number): Promise<void> {
     this.begin();
-    this.stmt("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ?").run(status, now(), runId);
+    this.stmt(
+      "UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND (? IS NULL OR attempt = ?)",
+    ).run(status, now(), runId, attempt ?? null, attempt ?? null);
   }
 
   async start(runId: string): Promise<number> {

@@ -1,6 +1,14 @@
 // SQLite thread store: thread rows, search with JSON containment, and atomic copy with checkpoints.
 import type Database from "better-sqlite3";
-import type { Json, Thread, ThreadInput, ThreadSearch, ThreadStateUpdate, ThreadStore } from "../types.js";
+import type {
+  AttemptFence,
+  Json,
+  Thread,
+  ThreadInput,
+  ThreadSearch,
+  ThreadStateUpdate,
+  ThreadStore,
+} from "../types.js";
 import { containmentSql } from "./json-filter.js";
 import { now, orderBy, statementCache, toThread } from "./rows.js";
 import type { WriteTracker } from "./write-tracker.js";
@@ -228,7 +236,7 @@ export class SqliteThreads implements ThreadStore {
     this.stmt("DELETE FROM writes WHERE thread_id = ? AND rowid > ?").run(threadId, m.writes);
   }
 
-  async setState(id: string, u: ThreadStateUpdate): Promise<void> {
+  async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<void> {
     this.begin();
     const sets: string[] = ["updated_at = ?"];
     const ts = now();
@@ -257,6 +265,11 @@ export class SqliteThreads implements ThreadStore {
       sets.push("config = ?");
       params.push(JSON.stringify(u.config));
     }
-    this.stmt(`UPDATE threads SET ${sets.join(", ")} WHERE thread_id = ?`).run(...params, id);
+    const fenced = fence ? " AND EXISTS (SELECT 1 FROM runs WHERE run_id = ? AND attempt = ?)" : "";
+    this.stmt(`UPDATE threads SET ${sets.join(", ")} WHERE thread_id = ?${fenced}`).run(
+      ...params,
+      id,
+      ...(fence ? [fence.runId, fence.attempt] : []),
+    );
   }
 }
