@@ -1100,41 +1100,6 @@ describe("parity with the SQLite storage", () => {
       ),
     );
 
-  it("a run's end writes fenced by its attempt: an attempt taken over by the next writes nothing", async () => {
-    const [onSqlite, onPg] = await both(async (s) => {
-      const tid = id();
-      const rid = id();
-      await s.threads.create({ thread_id: tid, metadata: {} });
-      await s.runs.create({
-        run_id: rid,
-        thread_id: tid,
-        assistant_id: id(),
-        status: "pending",
-        metadata: {},
-        kwargs: {},
-        multitask_strategy: "enqueue",
-      });
-      expect(await s.runs.start(rid)).toBe(1);
-      // Attempt 1 lost its lease while the database was away; attempt 2 ran the run and recorded its end.
-      expect(await s.runs.start(rid)).toBe(2);
-      await s.threads.setState(tid, { status: "idle", error: null }, { runId: rid, attempt: 2 });
-      await s.runs.setStatus(rid, "success", 2);
-      // Attempt 1's late end writes apply to nothing.
-      await s.threads.setState(
-        tid,
-        { status: "error", error: { message: "late" } },
-        { runId: rid, attempt: 1 },
-      );
-      await s.runs.setStatus(rid, "error", 1);
-      // Unfenced writes still apply.
-      const before = [(await s.threads.get(tid))!.status, (await s.runs.get(tid, rid))!.status];
-      await s.runs.setStatus(rid, "interrupted");
-      return [...before, (await s.runs.get(tid, rid))!.status];
-    });
-    expect(onSqlite).toEqual(["idle", "success", "interrupted"]);
-    expect(onPg).toEqual(onSqlite);
-  });
-
   it("assistants, threads and crons sort, filter and page alike", async () => {
     const A = Array.from({ length: 6 }, () => id());
     const T = Array.from({ length: 6 }, () => id());
@@ -1276,6 +1241,41 @@ describe("parity with the SQLite storage", () => {
       const [a, b] = await both(op);
       expect(strip(b)).toEqual(strip(a));
     }
+  });
+
+  it("a run's end writes fenced by its attempt: an attempt taken over by the next writes nothing", async () => {
+    const [onSqlite, onPg] = await both(async (s) => {
+      const tid = id();
+      const rid = id();
+      await s.threads.create({ thread_id: tid, metadata: {} });
+      await s.runs.create({
+        run_id: rid,
+        thread_id: tid,
+        assistant_id: id(),
+        status: "pending",
+        metadata: {},
+        kwargs: {},
+        multitask_strategy: "enqueue",
+      });
+      expect(await s.runs.start(rid)).toBe(1);
+      // Attempt 1 lost its lease while the database was away; attempt 2 ran the run and recorded its end.
+      expect(await s.runs.start(rid)).toBe(2);
+      await s.threads.setState(tid, { status: "idle", error: null }, { runId: rid, attempt: 2 });
+      await s.runs.setStatus(rid, "success", 2);
+      // Attempt 1's late end writes apply to nothing.
+      await s.threads.setState(
+        tid,
+        { status: "error", error: { message: "late" } },
+        { runId: rid, attempt: 1 },
+      );
+      await s.runs.setStatus(rid, "error", 1);
+      // Unfenced writes still apply.
+      const before = [(await s.threads.get(tid))!.status, (await s.runs.get(tid, rid))!.status];
+      await s.runs.setStatus(rid, "interrupted");
+      return [...before, (await s.runs.get(tid, rid))!.status];
+    });
+    expect(onSqlite).toEqual(["idle", "success", "interrupted"]);
+    expect(onPg).toEqual(onSqlite);
   });
 });
 
