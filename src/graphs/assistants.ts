@@ -9,7 +9,16 @@ import { isUuid } from "../lib/uuid.js";
 // The namespace the official server derives system assistant ids from, so the same graph gets the same id.
 const NAMESPACE_GRAPH = "6ba7b821-9dad-11d1-80b4-00c04fd430c8";
 
-export const systemAssistantId = (graphId: string): string => uuidv5(graphId, NAMESPACE_GRAPH);
+/** The id of a graph's system assistant (derived once per graph id). */
+const systemIds = new Map<string, string>();
+export const systemAssistantId = (graphId: string): string => {
+  let id = systemIds.get(graphId);
+  if (id === undefined) {
+    id = uuidv5(graphId, NAMESPACE_GRAPH);
+    if (systemIds.size < 10_000) systemIds.set(graphId, id);
+  }
+  return id;
+};
 
 /**
  * Ensures a system assistant exists for every loaded graph, with the config and context LANGGRAPH_CONFIG

@@ -9,63 +9,62 @@ import type {
   Json,
 } from "../types.js";
 import { containmentSql } from "./json-filter.js";
-import { now, orderBy, toAssistant } from "./rows.js";
+import { now, orderBy, statementCache, toAssistant } from "./rows.js";
 
 const SORTABLE = ["assistant_id", "graph_id", "name", "created_at", "updated_at"] as const;
 
 export class SqliteAssistants implements AssistantStore {
+  private stmt: ReturnType<typeof statementCache>;
+
   constructor(
     private db: Database.Database,
     private begin: () => void,
-  ) {}
+  ) {
+    this.stmt = statementCache(db);
+  }
 
   private insertVersion(a: Assistant): void {
-    this.db
-      .prepare(
-        `INSERT INTO assistant_versions (assistant_id, version, graph_id, config, context, metadata, name, description, created_at)
+    this.stmt(
+      `INSERT INTO assistant_versions (assistant_id, version, graph_id, config, context, metadata, name, description, created_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-      )
-      .run(
-        a.assistant_id,
-        a.version,
-        a.graph_id,
-        JSON.stringify(a.config),
-        JSON.stringify(a.context),
-        JSON.stringify(a.metadata),
-        a.name,
-        a.description,
-        a.updated_at,
-      );
+    ).run(
+      a.assistant_id,
+      a.version,
+      a.graph_id,
+      JSON.stringify(a.config),
+      JSON.stringify(a.context),
+      JSON.stringify(a.metadata),
+      a.name,
+      a.description,
+      a.updated_at,
+    );
   }
 
   private write(a: Assistant): void {
-    this.db
-      .prepare(
-        `INSERT INTO assistants (assistant_id, graph_id, config, context, metadata, name, description, version, created_at, updated_at)
+    this.stmt(
+      `INSERT INTO assistants (assistant_id, graph_id, config, context, metadata, name, description, version, created_at, updated_at)
          VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
          ON CONFLICT (assistant_id) DO UPDATE SET graph_id = excluded.graph_id, config = excluded.config,
            context = excluded.context, metadata = excluded.metadata, name = excluded.name,
            description = excluded.description, version = excluded.version, updated_at = excluded.updated_at`,
-      )
-      .run(
-        a.assistant_id,
-        a.graph_id,
-        JSON.stringify(a.config),
-        JSON.stringify(a.context),
-        JSON.stringify(a.metadata),
-        a.name,
-        a.description,
-        a.version,
-        a.created_at,
-        a.updated_at,
-      );
+    ).run(
+      a.assistant_id,
+      a.graph_id,
+      JSON.stringify(a.config),
+      JSON.stringify(a.context),
+      JSON.stringify(a.metadata),
+      a.name,
+      a.description,
+      a.version,
+      a.created_at,
+      a.updated_at,
+    );
   }
 
   async create(input: AssistantInput): Promise<Assistant | null> {
     this.begin();
     return this.db.transaction(() => {
-      if (this.db.prepare("SELECT 1 FROM assistants WHERE assistant_id = ?").get(input.assistant_id))
-        return null;
+      if (this.stmt("SELECT 1 FROM assistants WHERE assistant_id = ?").get(input.assistant_id)) return null;
       const ts = now();
       const a: Assistant = { ...input, version: 1, created_at: ts, updated_at: ts };
       this.write(a);
@@ -75,19 +74,19 @@ export class SqliteAssistants implements AssistantStore {
   }
 
   async get(id: string): Promise<Assistant | null> {
-    const r = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
+    const r = this.stmt("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
     return r ? toAssistant(r) : null;
   }
 
   async patch(id: string, patch: AssistantPatch): Promise<Assistant | null> {
     this.begin();
     return this.db.transaction(() => {
-      const r = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
+      const r = this.stmt("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
       if (!r) return null;
       const cur = toAssistant(r);
-      const max = this.db
-        .prepare("SELECT MAX(version) AS v FROM assistant_versions WHERE assistant_id = ?")
-        .get(id) as { v: number | null };
+      const max = this.stmt("SELECT MAX(version) AS v FROM assistant_versions WHERE assistant_id = ?").get(
+        id,
+      ) as { v: number | null };
       const next: Assistant = {
         ...cur,
         graph_id: patch.graph_id ?? cur.graph_id,
@@ -107,7 +106,7 @@ export class SqliteAssistants implements AssistantStore {
 
   async delete(id: string): Promise<boolean> {
     this.begin();
-    return this.db.prepare("DELETE FROM assistants WHERE assistant_id = ?").run(id).changes > 0;
+    return this.stmt("DELETE FROM assistants WHERE assistant_id = ?").run(id).changes > 0;
   }
 
   private where(q: Omit<AssistantSearch, "limit" | "offset">, params: unknown[]): string {
@@ -131,17 +130,14 @@ export class SqliteAssistants implements AssistantStore {
   async search(q: AssistantSearch): Promise<Assistant[]> {
     const params: unknown[] = [];
     const sql = `SELECT * FROM assistants ${this.where(q, params)} ${orderBy(SORTABLE, q.sort_by, q.sort_order, "created_at")} LIMIT ? OFFSET ?`;
-    return this.db
-      .prepare(sql)
+    return this.stmt(sql)
       .all(...params, q.limit, q.offset)
       .map(toAssistant);
   }
 
   async count(q: Omit<AssistantSearch, "limit" | "offset">): Promise<number> {
     const params: unknown[] = [];
-    const r = this.db
-      .prepare(`SELECT COUNT(*) AS n FROM assistants ${this.where(q, params)}`)
-      .get(...params) as {
+    const r = this.stmt(`SELECT COUNT(*) AS n FROM assistants ${this.where(q, params)}`).get(...params) as {
       n: number;
     };
     return r.n;
@@ -152,10 +148,9 @@ export class SqliteAssistants implements AssistantStore {
     const conds = ["assistant_id = ?"];
     if (q.metadata && Object.keys(q.metadata).length)
       conds.push(...containmentSql("metadata", q.metadata, params));
-    return this.db
-      .prepare(
-        `SELECT *, created_at AS updated_at FROM assistant_versions WHERE ${conds.join(" AND ")} ORDER BY version DESC LIMIT ? OFFSET ?`,
-      )
+    return this.stmt(
+      `SELECT *, created_at AS updated_at FROM assistant_versions WHERE ${conds.join(" AND ")} ORDER BY version DESC LIMIT ? OFFSET ?`,
+    )
       .all(...params, q.limit, q.offset)
       .map(toAssistant);
   }
@@ -163,10 +158,11 @@ export class SqliteAssistants implements AssistantStore {
   async setLatest(id: string, version: number): Promise<Assistant | null> {
     this.begin();
     return this.db.transaction(() => {
-      const cur = this.db.prepare("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
-      const v = this.db
-        .prepare("SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?")
-        .get(id, version);
+      const cur = this.stmt("SELECT * FROM assistants WHERE assistant_id = ?").get(id);
+      const v = this.stmt("SELECT * FROM assistant_versions WHERE assistant_id = ? AND version = ?").get(
+        id,
+        version,
+      );
       if (!cur || !v) return null;
       const a = toAssistant({ ...v, created_at: (cur as any).created_at, updated_at: now() });
       this.write(a);
