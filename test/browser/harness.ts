@@ -7,6 +7,7 @@ import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { chromium, type BrowserContext } from "playwright-core";
+import { afterAll, beforeAll } from "vitest";
 
 export const PAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "page");
 export const CHROMIUM = "/usr/bin/chromium";
@@ -103,4 +104,27 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
       rmSync(profile, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * For a test file: builds `pages`, serves them and starts Chromium before its tests, and stops and removes
+ * them after. The returned object's `site` and `browser` are set once the file's `beforeAll` has run.
+ */
+export function usePage(pages?: string[]) {
+  const env = {} as {
+    site: Awaited<ReturnType<typeof servePage>>;
+    browser: Awaited<ReturnType<typeof launchChromium>>;
+  };
+  let dir: string | undefined;
+  beforeAll(async () => {
+    dir = await buildPage(pages);
+    env.site = await servePage(dir);
+    env.browser = await launchChromium();
+  });
+  afterAll(async () => {
+    await env.browser?.close();
+    await env.site?.close();
+    if (dir) rmSync(dir, { recursive: true, force: true });
+  });
+  return env;
 }

@@ -4,13 +4,12 @@
 // Over the browser's own WebSocket and over SSE: a run of the approval graph starts, its values, lifecycle and
 // `input.requested` reach the page, the page answers the interrupt with `thread.input.respond`, and the resumed
 // run completes with the expected values; the page logs no error and no request fails.
-import { rmSync } from "node:fs";
 import { join } from "node:path";
 import type { Page, Request } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { ROOT, useHangar } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { buildPage, launchChromium, servePage } from "./harness.ts";
+import { usePage } from "./harness.ts";
 import type { ProtocolPage, Report, SeenEvent, Transport } from "./page/protocol.ts";
 
 // As in use-stream.test.ts: a busy machine may be slow, a failing page fails at once (the waits below return
@@ -20,21 +19,7 @@ const TEST_TIMEOUT = 240_000;
 
 // The protocol fixture project; its `approval` graph (the examples'): write_draft, then an interrupt in review.
 const hangar = useHangar({ config: join(ROOT, "test/fixtures/protocol-project/langgraph.json") });
-let pageDir: string;
-let site: Awaited<ReturnType<typeof servePage>>;
-let browser: Awaited<ReturnType<typeof launchChromium>>;
-
-beforeAll(async () => {
-  pageDir = await buildPage(["protocol.html"]);
-  site = await servePage(pageDir);
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-  if (pageDir) rmSync(pageDir, { recursive: true, force: true });
-});
+const env = usePage(["protocol.html"]);
 
 /** A WebSocket the page opened, as the browser's network saw it. */
 interface SeenSocket {
@@ -70,7 +55,7 @@ const parse = (payload: string | Buffer) => {
 
 /** Opens the protocol page (the API on another origin), watching its console and network. */
 async function openPage(): Promise<{ page: Page; watch: Watch }> {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const api = new URL(hangar.server.url).origin;
   const watch: Watch = { problems: [], requests: [], allowOrigins: [], abortedStreams: [], sockets: [] };
   const answered = new WeakSet<Request>();
@@ -103,7 +88,7 @@ async function openPage(): Promise<{ page: Page; watch: Watch }> {
     ws.on("socketerror", (e) => watch.problems.push(`WebSocket error: ${ws.url()}: ${e}`));
   });
   const q = new URLSearchParams({ api: hangar.server.url });
-  await page.goto(`${site.url}/protocol.html?${q}`);
+  await page.goto(`${env.site.url}/protocol.html?${q}`);
   await page.waitForFunction(() => document.body.dataset.ready === "true", undefined, WAIT);
   return { page, watch };
 }
@@ -161,7 +146,7 @@ describe("protocol v2: the SDK's ThreadStream in Chromium, page on another origi
     it(
       `over ${transport === "websocket" ? "the browser's WebSocket" : "SSE"}: starts a run, sees its values and interrupt, answers it, sees it complete`,
       async () => {
-        expect(new URL(site.url).origin).not.toBe(new URL(hangar.server.url).origin);
+        expect(new URL(env.site.url).origin).not.toBe(new URL(hangar.server.url).origin);
         const { page, watch } = await openPage();
         const request = `a ${transport} roof`;
         const draft = `Proposal: ${request}`;
@@ -232,7 +217,7 @@ describe("protocol v2: the SDK's ThreadStream in Chromium, page on another origi
           expect(watch.requests.filter((r) => r === commands)).toHaveLength(3); // run.start, input.respond, state.get
           expect(watch.requests).toContain(`POST ${streamPath}`);
           expect(new Set(watch.requests)).toEqual(new Set([commands, `POST ${streamPath}`]));
-          expect(new Set(watch.allowOrigins)).toEqual(new Set([new URL(site.url).origin]));
+          expect(new Set(watch.allowOrigins)).toEqual(new Set([new URL(env.site.url).origin]));
         }
         expect(watch.problems, "console errors and failed requests").toEqual([]);
 

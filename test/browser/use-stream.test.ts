@@ -1,38 +1,23 @@
 // Browser acceptance: a React page using `useStream` (@langchain/langgraph-sdk/react), built with Vite and
 // served from another origin, talks to `hangar dev` on the example project with no `http.cors`: a message
 // streams, the thread is kept across a reload, a second turn works, and an interrupt is resumed.
-import { rmSync } from "node:fs";
 import type { Page, Request } from "playwright-core";
-import { afterAll, beforeAll, describe, expect, it } from "vitest";
+import { describe, expect, it } from "vitest";
 import { useHangar } from "../helpers/server.ts";
-import { buildPage, launchChromium, servePage } from "./harness.ts";
+import { usePage } from "./harness.ts";
 
 const WAIT = { timeout: 90_000 };
 /** Per test: a busy machine may be slow, a failing page fails at once (see `until`). */
 const TEST_TIMEOUT = 240_000;
 
 const hangar = useHangar();
-let pageDir: string;
-let site: Awaited<ReturnType<typeof servePage>>;
-let browser: Awaited<ReturnType<typeof launchChromium>>;
-
-beforeAll(async () => {
-  pageDir = await buildPage();
-  site = await servePage(pageDir);
-  browser = await launchChromium();
-});
-
-afterAll(async () => {
-  await browser?.close();
-  await site?.close();
-  if (pageDir) rmSync(pageDir, { recursive: true, force: true });
-});
+const env = usePage();
 
 /** Opens the page for `graph`, on `thread` if given; fails at once on an error shown by the page. */
 async function open(graph: string, thread?: string): Promise<Page> {
-  const page = await browser.context.newPage();
+  const page = await env.browser.context.newPage();
   const q = new URLSearchParams({ api: hangar.server.url, graph, ...(thread ? { thread } : {}) });
-  await page.goto(`${site.url}/?${q}`);
+  await page.goto(`${env.site.url}/?${q}`);
   await page.getByTestId("app").waitFor(WAIT);
   return page;
 }
@@ -81,7 +66,7 @@ describe("useStream in Chromium, page on another origin, no http.cors", () => {
   it(
     "streams a chat, keeps the thread across a reload, and takes a second turn",
     async () => {
-      expect(new URL(site.url).origin).not.toBe(new URL(hangar.server.url).origin);
+      expect(new URL(env.site.url).origin).not.toBe(new URL(hangar.server.url).origin);
       const page = await open("chat");
 
       await send(page, "hello");

@@ -266,24 +266,32 @@ function expectContiguousValues(events: RawSseEvent[], full: string[], what: str
   expect(logs.at(-1), desc).toEqual(full);
 }
 
-describe("a worker SIGKILLed mid-run", () => {
-  let dep: Deployment;
-  let api: Serve | undefined;
-  let workers: Serve[] = [];
-
+/**
+ * For a describe block: one api and two worker processes of a fresh deployment on its own Redis, started before
+ * its tests (the processes and Redis are ended by the file's afterAll).
+ */
+function useCluster() {
+  const c = {} as { dep: Deployment; redis: RedisServer; api: Serve; workers: Serve[] };
   beforeAll(
     async () => {
-      dep = deployment(await RedisServer.start());
+      c.redis = await RedisServer.start();
+      c.dep = deployment(c.redis);
       // The api starts first (it migrates the fresh schema), then both workers at once.
-      api = await serve("api", "api", dep);
-      workers = await Promise.all([serve("worker 1", "worker", dep), serve("worker 2", "worker", dep)]);
+      c.api = await serve("api", "api", c.dep);
+      c.workers = await Promise.all([serve("worker 1", "worker", c.dep), serve("worker 2", "worker", c.dep)]);
     },
     2 * START_MS + 10_000,
   );
+  return c;
+}
+
+describe("a worker SIGKILLed mid-run", () => {
+  const cluster = useCluster();
 
   it("another worker resumes the run from its last checkpoint as attempt 2: nothing lost, nothing done twice", async () => {
+    const { api, workers, dep } = cluster;
     dumpOnFailure(() => [api, ...workers]);
-    const client = api!.client;
+    const client = api.client;
     const marker = scratch.marker();
     const STEPS = 8;
     const { thread_id } = await client.threads.create();
@@ -293,7 +301,7 @@ describe("a worker SIGKILLed mid-run", () => {
       streamResumable: true,
     });
     // A client following the run on the API process, connected through the whole fault.
-    const live = await SseReader.open(api!.url, path(thread_id, run.run_id), { "Last-Event-ID": "-1" });
+    const live = await SseReader.open(api.url, path(thread_id, run.run_id), { "Last-Event-ID": "-1" });
     expect(live.status).toBe(200);
     const liveEvents = live.rest("the live stream of the run");
     liveEvents.catch(() => {});
@@ -345,7 +353,7 @@ describe("a worker SIGKILLed mid-run", () => {
     expect(valueLogs(events).at(-1)).toEqual(logOf("k", STEPS));
 
     // Replayed from the start after the end: the same events.
-    const replay = await SseReader.open(api!.url, path(thread_id, run.run_id), { "Last-Event-ID": "-1" });
+    const replay = await SseReader.open(api.url, path(thread_id, run.run_id), { "Last-Event-ID": "-1" });
     const replayed = await replay.rest("the replay of the run");
     expect(replayed.map((e) => [e.id, e.event])).toEqual(events.map((e) => [e.id, e.event]));
     // The shape of the first event: exactly the run, its thread and its attempt.
@@ -602,25 +610,13 @@ const lastLog = (events: ProtocolEvent[]) =>
   events.filter((e) => e.method === "values" && e.params.namespace.length === 0).at(-1)?.params.data.log;
 
 describe("protocol v2 events under faults: seq survives a Redis restart and a worker change", () => {
-  let dep: Deployment;
-  let redis: RedisServer;
-  let api: Serve | undefined;
-  let workers: Serve[] = [];
-
-  beforeAll(
-    async () => {
-      redis = await RedisServer.start();
-      dep = deployment(redis);
-      api = await serve("api", "api", dep);
-      workers = await Promise.all([serve("worker 1", "worker", dep), serve("worker 2", "worker", dep)]);
-    },
-    2 * START_MS + 10_000,
-  );
+  const cluster = useCluster();
 
   it("Redis restarted mid-run: reconnecting with since gets every later event once, in seq order", async () => {
+    const { api, workers, redis } = cluster;
     dumpOnFailure(() => [api, ...workers]);
-    const url = api!.url;
-    const client = api!.client;
+    const url = api.url;
+    const client = api.client;
     const STEPS = 6;
     // The run holds at the start of step 2 until the gate opens: Redis dies while nothing is being published
     // (what it held is lost with it: it persists nothing).
@@ -681,9 +677,10 @@ describe("protocol v2 events under faults: seq survives a Redis restart and a wo
   });
 
   it("the worker running it SIGKILLed mid-run: reconnecting with since gets the rest; a replay from 0 is what the client saw", async () => {
+    const { api, workers, dep } = cluster;
     dumpOnFailure(() => [api, ...workers]);
-    const url = api!.url;
-    const client = api!.client;
+    const url = api.url;
+    const client = api.client;
     const STEPS = 6;
     const full = logOf("k", STEPS);
     // The run holds at the start of step k:2 until the gate opens: the worker dies with nothing being published.
