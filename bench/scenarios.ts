@@ -95,7 +95,8 @@ export function checkStream(s: StreamTiming, what: string): Record<string, numbe
   };
 }
 
-async function runWait(url: string, threadId: string): Promise<any> {
+/** POST /threads/{id}/runs/wait on the bench graph with the bench input; returns the final values. */
+export async function runWait(url: string, threadId: string): Promise<any> {
   return postJson(`${url}/threads/${threadId}/runs/wait`, { assistant_id: GRAPH_ID, input: INPUT });
 }
 

@@ -276,12 +276,13 @@ export function startTargetServer(name: TargetName, stamp: string): Promise<Benc
 /** Quotes an SQL identifier. */
 const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
 
-function pgClient(): pg.Client {
+/** A PostgreSQL client on $DATABASE_URL (not connected yet). */
+export function pgClient(): pg.Client {
   return new pg.Client({ connectionString: DATABASE_URL, connectionTimeoutMillis: 5_000 });
 }
 
-/** A Redis client that fails at once instead of retrying. */
-function redisClient(): Redis {
+/** A Redis client on $REDIS_URL that fails at once instead of retrying (lazyConnect: call connect()). */
+export function redisClient(): Redis {
   return new Redis(REDIS_URL, {
     lazyConnect: true,
     connectTimeout: 5_000,
