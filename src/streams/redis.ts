@@ -25,26 +25,45 @@ export const END_EVENT = "__end__";
 /** Marks a deleted thread's log: readers end. */
 const DROP_EVENT = "__drop__";
 
-const PUBLISH = `
-local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
-local seq = 0
-if #last > 0 then seq = tonumber(string.match(last[1][1], '-(%d+)$')) end
-local want = tonumber(ARGV[1])
-if want <= seq then want = seq + 1 end
-local id = '0-' .. string.format('%.0f', want)
-redis.call('XADD', KEYS[1], 'MAXLEN', '~', ARGV[5], id, 'e', ARGV[2], 'd', ARGV[3])
-redis.call('PEXPIRE', KEYS[1], ARGV[4])
-return id`;
+/**
+ * Appends a batch of events, in order, to one or more logs: ARGV holds six fields per event (the index of its key
+ * in KEYS, the id proposal, event, data, TTL ms, max length). Each event's sequence number is above the log's last
+ * one (one XREVRANGE per log per batch); each log's TTL is its last event's.
+ */
+const PUBLISH_MANY = `
+local last = {}
+local ttl = {}
+for i = 1, #ARGV, 6 do
+  local k = tonumber(ARGV[i])
+  local seq = last[k]
+  if seq == nil then
+    seq = 0
+    local l = redis.call('XREVRANGE', KEYS[k], '+', '-', 'COUNT', 1)
+    if #l > 0 then seq = tonumber(string.match(l[1][1], '-(%d+)$')) end
+  end
+  local want = tonumber(ARGV[i + 1])
+  if want <= seq then want = seq + 1 end
+  redis.call('XADD', KEYS[k], 'MAXLEN', '~', ARGV[i + 5], '0-' .. string.format('%.0f', want), 'e', ARGV[i + 2], 'd', ARGV[i + 3])
+  last[k] = want
+  ttl[k] = ARGV[i + 4]
+end
+for k, t in pairs(ttl) do redis.call('PEXPIRE', KEYS[k], t) end
+return #ARGV / 6`;
+
+/** Events per script call at most (a run streaming tokens can publish hundreds in one turn). */
+const PUBLISH_BATCH = 256;
+
+interface Outgoing {
+  key: string;
+  hint: string;
+  event: string;
+  data: string;
+  ttlMs: number;
+  maxLen: number;
+}
 
 type PublishingRedis = Redis & {
-  hangarPublish(
-    key: string,
-    hint: string,
-    event: string,
-    data: string,
-    ttlMs: number,
-    maxLen: number,
-  ): Promise<string>;
+  hangarPublishMany(keyCount: number, ...keysThenArgs: string[]): Promise<number>;
 };
 
 export interface RedisBrokerOptions {
@@ -132,10 +151,12 @@ export class RedisBroker implements ClusterBroker {
   private handlers = new Map<string, (message: string) => void>();
   /** Average size of an event's data lately: a read asks for about a reader's buffer worth of events. */
   private entryBytes = 1024;
+  /** Events waiting for the end of this turn of the event loop to be published (see publishTo). */
+  private outbox: Outgoing[] = [];
 
   constructor(private opts: RedisBrokerOptions) {
     this.pub = redisClient(opts.url, "hangar-pub", opts.log) as PublishingRedis;
-    this.pub.defineCommand("hangarPublish", { numberOfKeys: 1, lua: PUBLISH });
+    this.pub.defineCommand("hangarPublishMany", { lua: PUBLISH_MANY });
     this.reader = redisClient(opts.url, "hangar-read", opts.log);
     this.sub = redisClient(opts.url, "hangar-sub", opts.log);
     this.reader.on("ready", () => {
@@ -165,10 +186,38 @@ export class RedisBroker implements ClusterBroker {
     return String(this.lastHint);
   }
 
+  /**
+   * Queues an event for its log. The events of one turn of the event loop go out together, in order, in one
+   * script call (a run publishes each event to its own log and its thread's, and a streamed model many per turn).
+   */
   private publishTo(key: string, event: string, data: string, ttlMs: number, maxLen: number): void {
-    this.pub
-      .hangarPublish(key, this.hint(), event, data, ttlMs, maxLen)
-      .catch((e: Error) => this.opts.log.warn(`redis: could not publish to ${key}: ${e.message}`));
+    this.outbox.push({ key, hint: this.hint(), event, data, ttlMs, maxLen });
+    if (this.outbox.length === 1) setImmediate(() => this.flushOutbox());
+  }
+
+  /** Sends the queued events (also at close, so none is lost). */
+  private flushOutbox(): void {
+    const queued = this.outbox;
+    this.outbox = [];
+    for (let i = 0; i < queued.length; i += PUBLISH_BATCH) {
+      const batch = queued.slice(i, i + PUBLISH_BATCH);
+      const keys = [...new Set(batch.map((e) => e.key))];
+      const args = batch.flatMap((e) => [
+        String(keys.indexOf(e.key) + 1),
+        e.hint,
+        e.event,
+        e.data,
+        String(e.ttlMs),
+        String(e.maxLen),
+      ]);
+      this.pub
+        .hangarPublishMany(keys.length, ...keys, ...args)
+        .catch((e: Error) =>
+          this.opts.log.warn(
+            `redis: could not publish ${batch.length} event(s) to ${keys.join(", ")}: ${e.message}`,
+          ),
+        );
+    }
   }
 
   private sink(kind: "run" | "thread", id: string): EventSink & EventSource {
@@ -379,6 +428,7 @@ export class RedisBroker implements ClusterBroker {
   }
 
   async close(): Promise<void> {
+    this.flushOutbox();
     this.closed = true;
     this.interrupt();
     for (const r of this.readers) r.wake?.();
