@@ -10,6 +10,7 @@ import type {
   CheckpointTuple,
   PendingWrite,
 } from "@langchain/langgraph-checkpoint";
+import { WRITES_IDX_MAP } from "@langchain/langgraph-checkpoint";
 import { PostgresSaver } from "@langchain/langgraph-checkpoint-postgres";
 import type pg from "pg";
 import { enrichMetadata } from "../checkpoint-metadata.js";
@@ -20,13 +21,22 @@ import { ident } from "./migrate.js";
 const LOCK_CLASS = 0x48434b50; // "HCKP"
 
 export class HangarPostgresSaver extends PostgresSaver {
+  /** The library's tables, schema-qualified. */
+  private tables: { checkpoints: string; blobs: string; writes: string };
+
   /** @param onWrite told after each committed write (they may commit asynchronously: see WalFlusher) */
   constructor(
-    pool: pg.Pool,
+    private db: pg.Pool,
     schema: string,
     private onWrite: () => void = () => {},
   ) {
-    super(pool, undefined, { schema });
+    super(db, undefined, { schema });
+    const s = ident(schema);
+    this.tables = {
+      checkpoints: `${s}.checkpoints`,
+      blobs: `${s}.checkpoint_blobs`,
+      writes: `${s}.checkpoint_writes`,
+    };
   }
 
   /**
@@ -95,14 +105,76 @@ export class HangarPostgresSaver extends PostgresSaver {
     metadata: CheckpointMetadata,
     newVersions: ChannelVersions,
   ): Promise<RunnableConfig> {
-    const enriched = enrichMetadata(config, metadata);
-    const out = await withRetry(true, () => super.put(config, checkpoint, enriched, newVersions));
+    if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable;
+    const [blobs, meta] = await Promise.all([
+      this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
+      this._dumpMetadata(enrichMetadata(config, metadata)),
+    ]);
+    // The library's writes (its blobs, then the checkpoint) in one statement instead of a transaction of
+    // several: one round trip, atomic all the same.
+    await withRetry(true, () =>
+      this.db.query(
+        `WITH blobs AS (
+           INSERT INTO ${this.tables.blobs} (thread_id, checkpoint_ns, channel, version, type, blob)
+           SELECT $1, $2, b.channel, b.version, b.type, b.blob
+           FROM unnest($7::text[], $8::text[], $9::text[], $10::bytea[]) AS b(channel, version, type, blob)
+           ON CONFLICT (thread_id, checkpoint_ns, channel, version) DO NOTHING
+         )
+         INSERT INTO ${this.tables.checkpoints}
+           (thread_id, checkpoint_ns, checkpoint_id, parent_checkpoint_id, checkpoint, metadata)
+         VALUES ($1, $2, $3, $4, $5, $6)
+         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id)
+         DO UPDATE SET checkpoint = EXCLUDED.checkpoint, metadata = EXCLUDED.metadata`,
+        [
+          thread_id,
+          checkpoint_ns,
+          checkpoint.id,
+          checkpoint_id ?? null,
+          this._dumpCheckpoint(checkpoint),
+          meta,
+          blobs.map((b) => b[2]),
+          blobs.map((b) => b[3]),
+          blobs.map((b) => b[4]),
+          blobs.map((b) => b[5] ?? null),
+        ],
+      ),
+    );
     this.onWrite();
-    return out;
+    return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
-    await withRetry(true, () => super.putWrites(config, writes, taskId));
+    const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable ?? {};
+    const rows = await this._dumpWrites(thread_id, checkpoint_ns, checkpoint_id, taskId, writes);
+    if (!rows.length) return;
+    // As the library: special channels (errors, interrupts, resumes) replace an earlier write at their index,
+    // others keep the first. All rows in one statement, in order (`hangar_seq` follows it), atomic.
+    const special = writes.every((w) => w[0] in WRITES_IDX_MAP);
+    await withRetry(true, () =>
+      this.db.query(
+        `INSERT INTO ${this.tables.writes}
+           (thread_id, checkpoint_ns, checkpoint_id, task_id, idx, channel, type, blob)
+         SELECT $1, $2, $3, $4, w.idx, w.channel, w.type, w.blob
+         FROM unnest($5::int[], $6::text[], $7::text[], $8::bytea[]) WITH ORDINALITY AS w(idx, channel, type, blob, n)
+         ORDER BY w.n
+         ON CONFLICT (thread_id, checkpoint_ns, checkpoint_id, task_id, idx) ${
+           special
+             ? "DO UPDATE SET channel = EXCLUDED.channel, type = EXCLUDED.type, blob = EXCLUDED.blob"
+             : "DO NOTHING"
+         }`,
+        [
+          thread_id,
+          checkpoint_ns,
+          checkpoint_id,
+          taskId,
+          rows.map((r) => r[4]),
+          rows.map((r) => r[5]),
+          rows.map((r) => r[6]),
+          rows.map((r) => r[7]),
+        ],
+      ),
+    );
     this.onWrite();
   }
 
