@@ -6,7 +6,7 @@ import { createServer, type AddressInfo } from "node:net";
 import { basename, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT, cleanupDir, noRetryClient, tempDir, useHangar } from "../helpers/server.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { BOUND_MS, waitFor } from "../helpers/wait.ts";
 
 const FIXTURES = join(ROOT, "test/fixtures");
 const PROJECT_CONFIG = join(FIXTURES, "cli-project/langgraph.json");
@@ -30,7 +30,7 @@ afterAll(() => {
  * Runs `hangar <args>` to exit, like the harness's runHangar, but kills the process if it is still running
  * after a generous bound, so a server that wrongly starts cannot leak (the test then fails on the exit code).
  */
-function runCli(args: string[], boundMs = 60_000): Promise<{ code: number | null; output: string }> {
+function runCli(args: string[], boundMs = BOUND_MS): Promise<{ code: number | null; output: string }> {
   return new Promise((res) => {
     const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
     let out = "";

@@ -36,13 +36,14 @@ import {
 } from "../helpers/runs.ts";
 import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { BIN, ROOT, noRetryClient } from "../helpers/server.ts";
+import { BOUND_MS } from "../helpers/wait.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 /** Upper bound of a server's start (tsx compiles the project on a shared machine). */
-const START_MS = 45_000;
+const START_MS = BOUND_MS;
 /** Upper bound of a run that has to survive a fault (recovery included). */
-const RUN_MS = 40_000;
+const RUN_MS = BOUND_MS;
 
 const tag = randomUUID().replace(/-/g, "").slice(0, 10);
 const admin = new pg.Pool({ connectionString: DATABASE_URL, max: 2 });
