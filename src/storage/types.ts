@@ -131,7 +131,7 @@ export interface ThreadStore {
   setTtl(id: string, ttl: { ttl: number; strategy: "delete" | "keep_latest" } | null): Promise<void>;
   /** Restarts the TTL of a thread that has one (on activity). */
   touchTtl(id: string): Promise<void>;
-  /** Threads whose TTL has passed, with their strategy. */
+  /** Threads whose TTL has passed, with their strategy; a busy one waits for its run to end (swept after it). */
   expired(now: string, limit: number): Promise<{ thread_id: string; strategy: "delete" | "keep_latest" }[]>;
   /** Deletes every checkpoint of the thread but the newest of each namespace, and their writes. */
   keepLatest(id: string): Promise<void>;

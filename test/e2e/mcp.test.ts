@@ -7,6 +7,17 @@ import { Client as McpClient } from "@modelcontextprotocol/sdk/client/index.js";
 import { StreamableHTTPClientTransport } from "@modelcontextprotocol/sdk/client/streamableHttp.js";
 import { afterEach, describe, expect, it } from "vitest";
 import { ROOT, useHangar } from "../helpers/server.ts";
+import { BOUND_MS } from "../helpers/wait.ts";
+
+/**
+ * The SDK's client with the suite's bound as its request timeout: its default (60 s) is shorter than a heavily
+ * loaded machine may take for a first tools/list (each graph's input schema is extracted then).
+ */
+class Client extends McpClient {
+  override request(...[req, schema, options]: Parameters<McpClient["request"]>) {
+    return super.request(req, schema, { timeout: BOUND_MS, ...options });
+  }
+}
 
 const open: McpClient[] = [];
 afterEach(async () => {
@@ -16,7 +27,7 @@ afterEach(async () => {
 /** An MCP client connected (initialized) to `url`, with extra request headers. */
 async function connect(url: string, headers: Record<string, string> = {}) {
   const transport = new StreamableHTTPClientTransport(new URL(url), { requestInit: { headers } });
-  const client = new McpClient({ name: "hangar-test", version: "1.0.0" });
+  const client = new Client({ name: "hangar-test", version: "1.0.0" });
   await client.connect(transport);
   open.push(client);
   return { client, transport };

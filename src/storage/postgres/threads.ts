@@ -203,7 +203,7 @@ export class PostgresThreads implements ThreadStore {
   ): Promise<{ thread_id: string; strategy: "delete" | "keep_latest" }[]> {
     const rows = await this.db.rows<{ thread_id: string; ttl_strategy: string | null }>(
       `SELECT thread_id, ttl_strategy FROM ${this.t.threads}
-       WHERE expires_at IS NOT NULL AND expires_at <= $1 ORDER BY expires_at, seq LIMIT $2`,
+       WHERE expires_at IS NOT NULL AND expires_at <= $1 AND status <> 'busy' ORDER BY expires_at, seq LIMIT $2`,
       [at, limit],
     );
     return rows.map((r) => ({

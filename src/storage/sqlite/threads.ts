@@ -162,7 +162,7 @@ export class SqliteThreads implements ThreadStore {
   ): Promise<{ thread_id: string; strategy: "delete" | "keep_latest" }[]> {
     return (
       this.stmt(
-        "SELECT thread_id, ttl_strategy FROM threads WHERE expires_at IS NOT NULL AND expires_at <= ? ORDER BY expires_at LIMIT ?",
+        "SELECT thread_id, ttl_strategy FROM threads WHERE expires_at IS NOT NULL AND expires_at <= ? AND status <> 'busy' ORDER BY expires_at LIMIT ?",
       ).all(at, limit) as { thread_id: string; ttl_strategy: string | null }[]
     ).map((r) => ({
       thread_id: r.thread_id,
