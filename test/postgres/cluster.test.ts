@@ -137,7 +137,16 @@ describe("two api and two worker processes on one schema", () => {
       ALL_RUNS_MS,
     );
     const notSuccess = runIds.filter((id) => statuses.get(id) !== "success");
-    expect(notSuccess.map((id) => `${id}: ${statuses.get(id)}`)).toEqual([]);
+    // A run that did not succeed is reported with what it ended with (its error), and the processes' output.
+    const why = await Promise.all(
+      notSuccess.map(async (id) => {
+        const thread = threads[runIds.indexOf(id) % THREADS];
+        const end = await clients[0].runs.join(thread, id).catch((e: Error) => e.message);
+        return `${id}: ${statuses.get(id)} ${JSON.stringify(end)}`;
+      }),
+    );
+    if (why.length) console.error(outputs());
+    expect(why).toEqual([]);
 
     // Each run's side effect happened exactly once (no run executed twice, none skipped).
     const lines = markerLines(marker);
