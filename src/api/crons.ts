@@ -13,6 +13,7 @@ import { pick } from "./context.js";
 import { notFound } from "./errors.js";
 import { AUTH_CONFIG_KEYS } from "./guard.js";
 import * as S from "./schemas.js";
+import { isObject } from "../lib/objects.js";
 
 const SCHEDULE_FIELDS = ["schedule", "timezone", "end_time", "enabled", "on_run_completed", "assistant_id"];
 
@@ -25,17 +26,15 @@ function payloadOf(body: Record<string, unknown>): Json {
 
 const cronOut = (c: Cron) => ({ ...c });
 
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * A patched cron's run config: the new config if one was sent, but the auth keys (who the cron runs as) stay
  * those recorded when it was created, whatever the patch says.
  */
 function keepAuth(current: unknown, patch: unknown): Json {
-  const cur = isObj(current) ? current : {};
-  const next = patch === undefined ? cur : isObj(patch) ? patch : {};
-  const curConf = isObj(cur.configurable) ? cur.configurable : {};
-  const configurable: Json = { ...(isObj(next.configurable) ? next.configurable : {}) };
+  const cur = isObject(current) ? current : {};
+  const next = patch === undefined ? cur : isObject(patch) ? patch : {};
+  const curConf = isObject(cur.configurable) ? cur.configurable : {};
+  const configurable: Json = { ...(isObject(next.configurable) ? next.configurable : {}) };
   for (const k of AUTH_CONFIG_KEYS) {
     delete configurable[k];
     if (curConf[k] !== undefined) configurable[k] = curConf[k];

@@ -5,6 +5,7 @@ import { filterToContainment, metadataMatches, type Authorizer, type AuthUser } 
 import type { Json, Run, Storage, Thread, Assistant } from "../storage/types.js";
 import { notFound } from "./errors.js";
 import { findAssistant } from "../graphs/assistants.js";
+import { isObject } from "../lib/objects.js";
 
 /** The keys of a run's `config.configurable` that say who started it: only the server writes them. */
 export const AUTH_CONFIG_KEYS = [
@@ -12,8 +13,6 @@ export const AUTH_CONFIG_KEYS = [
   "langgraph_auth_user_id",
   "langgraph_auth_permissions",
 ] as const;
-
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -45,8 +44,8 @@ export class Guard {
    * client sent under those keys (removed when there is no authenticated user).
    */
   runConfig(req: FastifyRequest, config: Json | null | undefined): Json {
-    const base = isObj(config) ? config : {};
-    const configurable: Json = { ...(isObj(base.configurable) ? base.configurable : {}) };
+    const base = isObject(config) ? config : {};
+    const configurable: Json = { ...(isObject(base.configurable) ? base.configurable : {}) };
     for (const k of AUTH_CONFIG_KEYS) delete configurable[k];
     if (this.auth.custom && req.user) {
       configurable.langgraph_auth_user = req.user as unknown as Json;
@@ -87,7 +86,7 @@ export class Guard {
     if (!this.auth.custom || !req.user) return true;
     if (run.thread_id) return (await this.visibleThread(req, run.thread_id, event)) !== null;
     const config = (run.kwargs as Json).config;
-    const configurable = isObj(config) && isObj(config.configurable) ? config.configurable : {};
+    const configurable = isObject(config) && isObject(config.configurable) ? config.configurable : {};
     return configurable.langgraph_auth_user_id === req.user.identity;
   }
 

@@ -23,12 +23,12 @@ import { apiAs } from "./inner.js";
 import { createRunOnThread } from "./runs.js";
 import { Command, registerProtocolSocket, Subscription } from "./protocol-socket.js";
 import * as S from "./schemas.js";
+import { isObject } from "../lib/objects.js";
 
 /** The body of an SSE event stream: a subscription, and nothing else. */
 const EventsFilter = Subscription.strict();
 
 type Params = Record<string, unknown>;
-const isRecord = (v: unknown): v is Params => typeof v === "object" && v !== null && !Array.isArray(v);
 const STRATEGIES = ["reject", "rollback", "interrupt", "enqueue"];
 /** A run's status as an agent tree node's status, before the run's own lifecycle events say more. */
 const RUN_TO_LIFECYCLE: Record<string, string> = {
@@ -46,10 +46,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   /** Pending interrupts of a thread (from its state), by id. */
   const pendingInterrupts = async (threadId: string): Promise<string[]> => {
     const state = await ctx.threadState.getState(threadId, null, true).catch(() => undefined);
-    const tasks = ((state as { tasks?: { interrupts?: { id?: string }[] }[] } | undefined)?.tasks ?? []) as {
-      interrupts?: { id?: string }[];
-    }[];
-    return tasks.flatMap((t) => (t.interrupts ?? []).map((i) => String(i.id ?? ""))).filter(Boolean);
+    return (state?.interrupts ?? []).map((i) => String((i as { id?: unknown }).id ?? "")).filter(Boolean);
   };
 
   /** Starts a protocol run on the thread (input, or the resume of its interrupts; `extra` goes into the body). */
@@ -71,8 +68,8 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
               ...(p.goto !== undefined ? { goto: p.goto } : {}),
             }
           : undefined,
-      config: isRecord(p.config) ? p.config : undefined,
-      metadata: isRecord(p.metadata) ? p.metadata : undefined,
+      config: isObject(p.config) ? p.config : undefined,
+      metadata: isObject(p.metadata) ? p.metadata : undefined,
       stream_mode: [PROTOCOL_MODE],
       stream_subgraphs: true,
       stream_resumable: true,
@@ -136,7 +133,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     const states = await ctx.threadState.history(threadId, { limit, before: before ?? null });
     return states.map((st) => {
       const metadata = (st.metadata ?? {}) as Params;
-      const writes = isRecord(metadata.writes) ? Object.keys(metadata.writes) : [];
+      const writes = isObject(metadata.writes) ? Object.keys(metadata.writes) : [];
       return {
         id: st.checkpoint_id,
         timestamp: st.created_at,
@@ -162,7 +159,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       }
       case "input.inject": {
         const m = p.message;
-        if (!isRecord(m) || !["user", "system"].includes(String(m.role)) || typeof m.content !== "string") {
+        if (!isObject(m) || !["user", "system"].includes(String(m.role)) || typeof m.content !== "string") {
           return failure(
             cmd.id,
             "invalid_argument",
@@ -237,7 +234,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const responses: Params = {};
         if (Array.isArray(p.responses)) {
           for (const r of p.responses) {
-            if (!isRecord(r) || typeof r.interrupt_id !== "string") {
+            if (!isObject(r) || typeof r.interrupt_id !== "string") {
               return failure(
                 cmd.id,
                 "invalid_argument",
@@ -265,7 +262,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           return failure(cmd.id, "invalid_argument", "state.get: keys is a list of state keys");
         }
         const state = await ctx.threadState.getState(threadId, null, true);
-        const all = (isRecord(state.values) ? state.values : {}) as Params;
+        const all = (isObject(state.values) ? state.values : {}) as Params;
         const keys = p.keys as string[] | undefined;
         const values = keys ? Object.fromEntries(keys.filter((k) => k in all).map((k) => [k, all[k]])) : all;
         const checkpoint = state.checkpoint_id

@@ -9,6 +9,7 @@ import { ConfigError, ForbiddenError, UnauthorizedError } from "../lib/errors.js
 import { safeIncludes } from "../lib/safe-equal.js";
 import type { Json } from "../storage/types.js";
 import { importProjectModule } from "../lib/project-import.js";
+import { isObject } from "../lib/objects.js";
 
 export interface AuthUser {
   identity: string;
@@ -50,10 +51,6 @@ export function filterToContainment(filter: AuthFilter | undefined): Json | unde
     } else out[k] = v;
   }
   return out;
-}
-
-function isObj(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
 }
 
 /** True when the metadata satisfies the filter (the same rule the storage query applies). */
@@ -130,7 +127,7 @@ export class Authorizer {
     if (typeof result === "string") {
       return { identity: result, display_name: result, is_authenticated: true, permissions: [] };
     }
-    if (!isObj(result) || typeof result.identity !== "string") {
+    if (!isObject(result) || typeof result.identity !== "string") {
       throw new UnauthorizedError("authenticate() returned no identity");
     }
     // Normalized as the official server does (the object graphs get as langgraph_auth_user).
@@ -161,6 +158,6 @@ export class Authorizer {
       throw new ForbiddenError((e as Error).message || "Forbidden", { status });
     }
     if (out === false) throw new ForbiddenError(`Not allowed: ${event}`);
-    return isObj(out) ? (out as AuthFilter) : undefined;
+    return isObject(out) ? (out as AuthFilter) : undefined;
   }
 }

@@ -11,6 +11,7 @@ import { buildKwargs } from "./kwargs.js";
 import type { RunQueue } from "./queue.js";
 import { checkWebhookUrl } from "./webhook.js";
 import type { AddressPolicy } from "./net-policy.js";
+import { isObject } from "../lib/objects.js";
 
 /** The run's assistant (by id or graph id), whose graph this server has loaded; 404 (official wording) otherwise. */
 export async function runAssistant(storage: Storage, graphs: GraphRegistry, id: string): Promise<Assistant> {
@@ -97,15 +98,16 @@ export function threadBusy(threadId: string, busyWith: string): Error {
   return busy(`Thread "${threadId}" is busy with run "${busyWith}"; multitask_strategy is "reject"`);
 }
 
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * The config a thread keeps from a run created on it (what its graph is built from when its state is read or
  * updated): the assistant's, the thread's, then the run's, each `configurable` merged the same way.
  */
 function threadConfig(assistant: Assistant, thread: Thread, body: { config?: Json | null }): Json {
   const layers = [assistant.config ?? {}, thread.config ?? {}, body.config ?? {}] as Json[];
-  const configurable = Object.assign({}, ...layers.map((c) => (isObj(c.configurable) ? c.configurable : {})));
+  const configurable = Object.assign(
+    {},
+    ...layers.map((c) => (isObject(c.configurable) ? c.configurable : {})),
+  );
   return { ...Object.assign({}, ...layers), configurable };
 }
 

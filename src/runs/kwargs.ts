@@ -2,11 +2,10 @@
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Assistant, Json } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
+import { isObject } from "../lib/objects.js";
 
 /** The configurable keys that name the run's user (as the API's guard writes them). */
 const AUTH_KEYS = ["langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions"];
-
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 export function buildKwargs(
   body: RunCreateStatefulT | RunCreateStatelessT,
@@ -18,11 +17,11 @@ export function buildKwargs(
   const bConfig = (body.config ?? {}) as Json;
   // Who runs the graph (langgraph_auth_*) comes only from the request's config, where the API wrote the
   // authenticated user over whatever the client sent; an assistant's config cannot name a user.
-  const assistantConfigurable = { ...(isObj(aConfig.configurable) ? aConfig.configurable : {}) };
+  const assistantConfigurable = { ...(isObject(aConfig.configurable) ? aConfig.configurable : {}) };
   for (const k of AUTH_KEYS) delete assistantConfigurable[k];
   const configurable: Json = {
     ...assistantConfigurable,
-    ...(isObj(bConfig.configurable) ? bConfig.configurable : {}),
+    ...(isObject(bConfig.configurable) ? bConfig.configurable : {}),
     run_id: runId,
     graph_id: assistant.graph_id,
     assistant_id: assistant.assistant_id,

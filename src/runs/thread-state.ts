@@ -12,6 +12,7 @@ import {
   snapshotToState,
   type ThreadStateJson,
 } from "./state.js";
+import { isObject } from "../lib/objects.js";
 
 export interface CheckpointSel {
   checkpoint_id?: string | null;
@@ -40,7 +41,7 @@ export class ThreadStateService {
     const graphId = thread.metadata.graph_id;
     if (typeof graphId !== "string" || !this.graphs.has(graphId)) return null;
     const config = (thread.config ?? {}) as Json;
-    const configurable = isObj(config.configurable) ? config.configurable : {};
+    const configurable = isObject(config.configurable) ? config.configurable : {};
     return this.graphs.get(graphId, {
       ...config,
       configurable: { ...configurable, thread_id: thread.thread_id },
@@ -234,8 +235,6 @@ export class ThreadStateService {
     return this.refresh(threadId, graph, "idle");
   }
 }
-
-const isObj = (v: unknown): v is Json => typeof v === "object" && v !== null && !Array.isArray(v);
 
 /** Node name -> what it wrote (a list when the node ran more than once); null when nothing was written. */
 function groupWrites(tasks: { name: string; result?: unknown }[]): Json | null {

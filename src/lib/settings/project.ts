@@ -13,6 +13,7 @@ import {
   unknownKeys,
 } from "./sections.js";
 import { ConfigError } from "../errors.js";
+import { isObject } from "../objects.js";
 
 const GraphSpec = z.union([
   z.string().min(1),
@@ -150,9 +151,6 @@ export interface AssistantDefaults {
   context?: Record<string, unknown>;
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v);
-
 /**
  * LANGGRAPH_CONFIG, read as the official JS server does: a JSON object mapping a graph id to the config of
  * its system assistant (`{"agent": {"configurable": {...}, "recursion_limit": 50, "context": {...}}}`;
@@ -168,16 +166,16 @@ export function assistantDefaultsFromEnv(
   } catch (e) {
     throw new ConfigError(`LANGGRAPH_CONFIG: invalid JSON: ${(e as Error).message}`);
   }
-  if (!isRecord(json)) {
+  if (!isObject(json)) {
     throw new ConfigError("LANGGRAPH_CONFIG: must be a JSON object mapping graph ids to assistant configs");
   }
   const out: Record<string, AssistantDefaults> = {};
   for (const [graphId, value] of Object.entries(json)) {
-    if (!isRecord(value)) {
+    if (!isObject(value)) {
       throw new ConfigError(`LANGGRAPH_CONFIG.${graphId}: must be an object (the assistant's config)`);
     }
     const { context, ...config } = value;
-    if (context !== undefined && !isRecord(context)) {
+    if (context !== undefined && !isObject(context)) {
       throw new ConfigError(`LANGGRAPH_CONFIG.${graphId}.context: must be an object`);
     }
     out[graphId] = { config, ...(context !== undefined ? { context } : {}) };

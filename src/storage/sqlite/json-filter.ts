@@ -1,14 +1,11 @@
 // Builds SQL conditions for JSON containment filters (metadata, values) on SQLite.
 import type Database from "better-sqlite3";
-
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return typeof v === "object" && v !== null && !Array.isArray(v);
-}
+import { isObject } from "../../lib/objects.js";
 
 /** JSON containment in the PostgreSQL `@>` sense: every key of `filter` is in `doc`, recursively. */
 export function jsonContains(doc: unknown, filter: unknown): boolean {
-  if (isPlainObject(filter)) {
-    if (!isPlainObject(doc)) return false;
+  if (isObject(filter)) {
+    if (!isObject(doc)) return false;
     return Object.entries(filter).every(([k, v]) => k in doc && jsonContains(doc[k], v));
   }
   if (Array.isArray(filter)) {
