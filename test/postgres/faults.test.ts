@@ -527,6 +527,16 @@ class ProtocolStream {
     return new ProtocolStream(controller, events());
   }
 
+  /** What the thread's log holds from its start to the run's end, read by a new client after the run. */
+  static async replay(baseUrl: string, threadId: string): Promise<ProtocolEvent[]> {
+    const stream = await ProtocolStream.open(baseUrl, threadId, 0);
+    try {
+      return await stream.until("the replay of the run", isRootEnd);
+    } finally {
+      stream.close();
+    }
+  }
+
   /** Reads events until `stop(event)` holds (that event included), within BOUND_MS. */
   until(what: string, stop: (ev: ProtocolEvent) => boolean): Promise<ProtocolEvent[]> {
     return readUntil(what, this.events, stop);
@@ -657,9 +667,7 @@ describe("protocol v2 events under faults: seq survives a Redis restart and a wo
 
     // A replay from 0 after the end: the thread's log now holds what was published after the restart, which is
     // exactly what the client got after `since` (the events before the restart died with Redis).
-    const replay = await ProtocolStream.open(url, threadId, 0);
-    const replayed = await replay.until("the replay of the run", isRootEnd);
-    replay.close();
+    const replayed = await ProtocolStream.replay(url, threadId);
     expect(seqs(replayed)).toEqual(seqs(tail));
     expect(replayed).toEqual(tail);
 
@@ -723,9 +731,7 @@ describe("protocol v2 events under faults: seq survives a Redis restart and a wo
     const stayed = await liveEvents;
     live.close();
     expect(stayed).toEqual(seen);
-    const replay = await ProtocolStream.open(url, threadId, 0);
-    const replayed = await replay.until("the replay of the run", isRootEnd);
-    replay.close();
+    const replayed = await ProtocolStream.replay(url, threadId);
     expect(seqs(replayed)).toEqual(seqs(seen));
     expect(replayed).toEqual(seen);
 
