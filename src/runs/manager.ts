@@ -83,7 +83,8 @@ export class RunManager implements RunService {
     const thread = await runThread(this.storage, threadId, body, assistant, owner);
     const strategy = body.multitask_strategy;
     const { run, kwargs } = await admitRun(this.queue, this.storage, thread, body, assistant);
-    this.log.info(runContext(run, assistant), "run created");
+    // Debug here: the run's "run started" follows at once unless it waits (the scale-out API logs it at info).
+    this.log.debug(runContext(run, assistant), "run created");
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
     const current = this.queue.holder(threadId);
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
@@ -121,7 +122,7 @@ export class RunManager implements RunService {
       kwargs: kwargs as unknown as Json,
       multitask_strategy: "reject",
     };
-    this.log.info(runContext(run, assistant), "run created");
+    this.log.debug(runContext(run, assistant), "run created");
     const job = this.newJob(run, assistant, kwargs, true, 1, body.stream_resumable);
     this.queue.add(job, body.after_seconds ?? 0);
     return this.started(job);

@@ -5,6 +5,7 @@ import type Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { enrichMetadata } from "../checkpoint-metadata.js";
 import type { WriteTracker } from "./write-tracker.js";
+import { statementCache } from "./rows.js";
 
 /** Writes join the group-commit transaction (`begin` is called before each one) and touch the tracker. */
 export class HangarSqliteSaver extends SqliteSaver {
@@ -14,6 +15,10 @@ export class HangarSqliteSaver extends SqliteSaver {
     private tracker: WriteTracker,
   ) {
     super(db);
+    // LangGraph's saver prepares its statements on every call; give it the database with a statement cache (the
+    // database's own methods otherwise, called on it).
+    const prepare = statementCache(db);
+    this.db = Object.create(db, { prepare: { value: prepare } }) as Database.Database;
   }
 
   async put(
