@@ -202,7 +202,14 @@ async function clusterBackend(
     import("./streams/redis.js"),
     import("./runs/cluster.js"),
   ]);
-  const { connectTimeoutSeconds, poolSize, leaseSeconds, queuePollMs, shutdownGraceSeconds } = env.cluster;
+  const {
+    connectTimeoutSeconds,
+    poolSize,
+    preparedStatements,
+    leaseSeconds,
+    queuePollMs,
+    shutdownGraceSeconds,
+  } = env.cluster;
   const connectMs = connectTimeoutSeconds * 1000;
   const storage = await connectWithBackoff("PostgreSQL", connectMs, log, () =>
     openPostgresStorage({
@@ -212,6 +219,7 @@ async function clusterBackend(
       // Names this process's connections in pg_stat_activity.
       applicationName: `hangar ${cluster.mode} ${process.pid}`,
       poolSize,
+      preparedStatements,
       onError: (err) => log.warn(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`),
     }).catch((e) => {
       if (e instanceof MigrationError) throw new StartupError(e.message);

@@ -84,7 +84,7 @@ export async function createRunOnThread(
   body.config = guard.runConfig(req, body.config);
   const owner =
     existing || body.if_not_exists !== "create" ? guard.owner(req) : await newThreadOwner(ctx, req, threadId);
-  return ctx.runs.createStateful(threadId, body, owner);
+  return ctx.runs.createStateful(threadId, body, owner, existing ?? undefined);
 }
 
 export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {

@@ -147,6 +147,13 @@ const CLUSTER = {
     type: "positive integer",
     default: 10,
   }),
+  preparedStatements: envVar("HANGAR_DATABASE_PREPARED", flag, {
+    doc:
+      "`false`: send every PostgreSQL statement unnamed, planned each time (for a connection pooler in " +
+      "transaction mode that cannot keep prepared statements, e.g. PgBouncer before 1.21)",
+    type: "true or false",
+    default: true,
+  }),
   leaseSeconds: envVar("HANGAR_LEASE_SECONDS", positiveInt, {
     doc: "how long a worker holds a run without a heartbeat",
     type: "positive integer",

@@ -8,7 +8,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../lib/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Logger } from "../lib/logger.js";
-import type { Json, Run, RunStatus, Storage } from "../storage/types.js";
+import type { Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
 import type { ClusterBroker, EventSource } from "../streams/channel.js";
 import {
   announceEnd,
@@ -109,10 +109,15 @@ export class ClusterRunManager implements RunService {
 
   // --- API side ---
 
-  async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
+  async createStateful(
+    threadId: string,
+    body: RunCreateStatefulT,
+    owner: Json = {},
+    known?: Thread,
+  ): Promise<StartedRun> {
     await checkRunBody(body, this.deps.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
-    const thread = await runThread(this.storage, threadId, body, assistant, owner);
+    const thread = known ?? (await runThread(this.storage, threadId, body, assistant, owner));
     const strategy = body.multitask_strategy;
     // Admitted first in line under interrupt/rollback (with after_seconds: not before then).
     const { run, current } = await admitRun(this.queue, this.storage, thread, body, assistant);

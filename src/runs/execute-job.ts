@@ -93,22 +93,16 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   const { run, assistant, kwargs, channel } = job;
   const threadId = run.thread_id;
   let mark: unknown;
-  if (threadId && !(await storage.threads.get(threadId))) {
-    // The thread was deleted while this run waited (after_seconds): there is nothing to run on.
-    return { status: "interrupted", values: undefined, output: null };
-  }
   let attempt = job.attempt();
   if (threadId) {
     attempt = await job.start();
-    // Independent writes: at once (on PostgreSQL each is a round trip; SQLite runs them in turn anyway).
-    [, mark] = await Promise.all([
-      storage.threads.touchTtl(threadId),
-      storage.threads.checkpointMark(threadId),
-      storage.threads.setState(threadId, {
-        status: "busy",
-        metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-      }),
-    ]);
+    const started = await storage.threads.runStarting(threadId, {
+      graph_id: assistant.graph_id,
+      assistant_id: assistant.assistant_id,
+    });
+    // The thread was deleted while this run waited (after_seconds): there is nothing to run on.
+    if (!started) return { status: "interrupted", values: undefined, output: null };
+    mark = started.mark;
   }
   const threadLog = threadId ? broker.thread(threadId) : undefined;
   const publish = (event: string, data: unknown) => {

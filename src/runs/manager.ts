@@ -6,7 +6,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../lib/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import type { Logger } from "../lib/logger.js";
-import type { Assistant, Json, Run, RunStatus, Storage } from "../storage/types.js";
+import type { Assistant, Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
 import type { Broker, EventSink, EventSource } from "../streams/channel.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import type { RunKwargs } from "./executor.js";
@@ -77,10 +77,15 @@ export class RunManager implements RunService {
   }
 
   /** Creates a run on a thread; it starts now, after the thread's current run, or instead of it. */
-  async createStateful(threadId: string, body: RunCreateStatefulT, owner: Json = {}): Promise<StartedRun> {
+  async createStateful(
+    threadId: string,
+    body: RunCreateStatefulT,
+    owner: Json = {},
+    known?: Thread,
+  ): Promise<StartedRun> {
     await checkRunBody(body, this.deps.webhooks);
     const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
-    const thread = await runThread(this.storage, threadId, body, assistant, owner);
+    const thread = known ?? (await runThread(this.storage, threadId, body, assistant, owner));
     const strategy = body.multitask_strategy;
     const { run, kwargs } = await admitRun(this.queue, this.storage, thread, body, assistant);
     // Debug here: the run's "run started" follows at once unless it waits (the scale-out API logs it at info).

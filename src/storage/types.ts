@@ -129,8 +129,11 @@ export interface ThreadStore {
   copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null>;
   /** Sets (or clears, with null) the thread's TTL, counted from now. */
   setTtl(id: string, ttl: { ttl: number; strategy: "delete" | "keep_latest" } | null): Promise<void>;
-  /** Restarts the TTL of a thread that has one (on activity). */
-  touchTtl(id: string): Promise<void>;
+  /**
+   * A run starts on the thread: marks it busy (merging `metadata`), restarts its TTL if it has one, and returns
+   * the position of its checkpoint history before the run (see `checkpointMark`); null if the thread is gone.
+   */
+  runStarting(id: string, metadata: Json): Promise<{ mark: unknown } | null>;
   /** Threads whose TTL has passed, with their strategy; a busy one waits for its run to end (swept after it). */
   expired(now: string, limit: number): Promise<{ thread_id: string; strategy: "delete" | "keep_latest" }[]>;
   /** Deletes every checkpoint of the thread but the newest of each namespace, and their writes. */

@@ -392,14 +392,18 @@ describe("threads", () => {
     expect(await storage.threads.count({ metadata: { kind }, ids: [made[0]] })).toBe(1);
   });
 
-  it("setTtl, touchTtl and expired", async () => {
+  it("setTtl, runStarting (busy, metadata, TTL restarted) and expired", async () => {
     const tid = id();
     await storage.threads.create({ thread_id: tid, metadata: {} });
     const expiresAt = async () =>
       (await admin.query(`SELECT expires_at FROM ${ident(schema)}.threads WHERE thread_id = $1`, [tid]))
         .rows[0].expires_at as Date | null;
-    await storage.threads.touchTtl(tid); // no TTL: nothing to restart
-    expect(await expiresAt()).toBeNull();
+    expect(await storage.threads.runStarting(id(), { graph_id: "g" })).toBeNull(); // no such thread
+    expect(await storage.threads.runStarting(tid, { graph_id: "g" })).toEqual({ mark: expect.anything() });
+    expect(await expiresAt()).toBeNull(); // no TTL: nothing to restart
+    const started = await storage.threads.get(tid);
+    expect(started).toMatchObject({ status: "busy", metadata: { graph_id: "g" } });
+    await storage.threads.setState(tid, { status: "idle" }); // the run ended (a busy thread is never swept)
     await storage.threads.setTtl(tid, { ttl: 10, strategy: "delete" });
     const first = (await expiresAt())!.getTime();
     expect(Math.abs(first - (Date.now() + 10 * 60_000))).toBeLessThan(5_000);
@@ -409,8 +413,9 @@ describe("threads", () => {
     );
     const now = new Date().toISOString();
     expect(await storage.threads.expired(now, 1000)).toContainEqual({ thread_id: tid, strategy: "delete" });
-    await storage.threads.touchTtl(tid);
+    await storage.threads.runStarting(tid, { assistant_id: "a" });
     expect(Math.abs((await expiresAt())!.getTime() - (Date.now() + 10 * 60_000))).toBeLessThan(5_000);
+    expect((await storage.threads.get(tid))?.metadata).toEqual({ graph_id: "g", assistant_id: "a" });
     expect((await storage.threads.expired(now, 1000)).map((e) => e.thread_id)).not.toContain(tid);
     await storage.threads.setTtl(tid, null);
     expect(await expiresAt()).toBeNull();
@@ -992,7 +997,8 @@ describe("checkpoints of a real graph", () => {
     const interrupted = await graph.getState(cfg(tid));
     expect(interrupted.next).toEqual(["ask"]);
     const rowsBefore = await checkpointRows(tid);
-    const mark = await storage.threads.checkpointMark(tid);
+    // The mark a run takes as it starts (executeJob).
+    const { mark } = (await storage.threads.runStarting(tid, {}))!;
     await graph.invoke(new Command({ resume: "x" }), cfg(tid));
     expect((await graph.getState(cfg(tid))).values.log).toEqual(["start", "answer:x", "done"]);
     await storage.threads.rollbackCheckpoints(tid, mark);
@@ -1334,5 +1340,58 @@ describe("lost connections", () => {
       [appName],
     );
     expect(rows[0].n).toBeGreaterThanOrEqual(1);
+  });
+});
+
+describe("prepared statements", () => {
+  it("a connection prepares each statement with values once and runs it by name after", async () => {
+    const s = await openPostgresStorage({ url: URL, schema: newSchema(), poolSize: 1 });
+    opened.push(s);
+    const tid = randomUUID();
+    await s.threads.create({ thread_id: tid, metadata: { n: 1 } });
+    for (let i = 0; i < 3; i++) expect((await s.threads.get(tid))?.metadata).toEqual({ n: 1 });
+    // One connection (poolSize 1): the statements it ran are in its prepared statements, each once.
+    const { rows } = await s.pool.query<{ statement: string }>(
+      "SELECT statement FROM pg_prepared_statements WHERE name LIKE 'hangar_%'",
+    );
+    const reads = rows.filter((r) => /SELECT \* FROM .*threads WHERE thread_id = \$1/.test(r.statement));
+    expect(reads).toHaveLength(1);
+    expect(rows.some((r) => /INSERT INTO .*threads/.test(r.statement))).toBe(true);
+  });
+
+  it("a table altered under a prepared statement: the statement runs again unnamed, with the new columns", async () => {
+    const sch = newSchema();
+    const s = await openPostgresStorage({ url: URL, schema: sch, poolSize: 1 });
+    opened.push(s);
+    const tid = randomUUID();
+    await s.threads.create({ thread_id: tid, metadata: {} });
+    const sql = `SELECT * FROM ${ident(sch)}.threads WHERE thread_id = $1`;
+    expect((await s.pool.query(sql, [tid])).rows[0]).not.toHaveProperty("hangar_extra");
+    await s.pool.query(`ALTER TABLE ${ident(sch)}.threads ADD COLUMN hangar_extra INT DEFAULT 7`);
+    // Prepared before the ALTER, PostgreSQL refuses it now ("cached plan must not change result type"): run
+    // again unnamed, through the pool (pg-pool's callback) and on a checked-out client (promises).
+    expect((await s.pool.query(sql, [tid])).rows[0]).toMatchObject({ thread_id: tid, hangar_extra: 7 });
+    const client = await s.pool.connect();
+    try {
+      expect((await client.query(sql, [tid])).rows[0]).toMatchObject({ hangar_extra: 7 });
+    } finally {
+      client.release();
+    }
+    expect((await s.threads.get(tid))?.thread_id).toBe(tid);
+  });
+
+  it("HANGAR_DATABASE_PREPARED=false (preparedStatements: false) sends statements unnamed", async () => {
+    const s = await openPostgresStorage({
+      url: URL,
+      schema: newSchema(),
+      poolSize: 1,
+      preparedStatements: false,
+    });
+    opened.push(s);
+    const tid = randomUUID();
+    await s.threads.create({ thread_id: tid, metadata: {} });
+    await s.threads.get(tid);
+    const { rows } = await s.pool.query("SELECT name FROM pg_prepared_statements");
+    expect(rows).toEqual([]);
   });
 });

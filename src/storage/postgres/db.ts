@@ -8,6 +8,7 @@ export {
   checkSchemaName,
   connectPool,
   jsonb,
+  prepareStatements,
   withRetry,
   type Queryable,
   type Row,

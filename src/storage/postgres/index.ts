@@ -7,7 +7,7 @@ import type { Storage } from "../types.js";
 import { PostgresAssistants } from "./assistants.js";
 import { HangarPostgresSaver } from "./checkpointer.js";
 import { PostgresCrons } from "./crons.js";
-import { checkSchemaName, connectPool, Db, isUuid } from "./db.js";
+import { checkSchemaName, connectPool, Db, isUuid, prepareStatements } from "./db.js";
 import { WalFlusher } from "./flush.js";
 import { migratePostgres } from "./migrate.js";
 import { PostgresRuns } from "./runs.js";
@@ -22,6 +22,8 @@ export interface PostgresStorageOptions {
   storeIndex?: StoreIndex;
   /** Most connections the pool opens (default 10). */
   poolSize?: number;
+  /** Each connection prepares the statements it runs, planning each once (default true). */
+  preparedStatements?: boolean;
   /** application_name of the connections, as pg_stat_activity shows it (default "hangar"). */
   applicationName?: string;
   /** Told about connections that broke while idle in the pool (default: one line on stderr). */
@@ -49,6 +51,10 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
   const pool = await connectPool(config, onError);
   // Checkpoints commit without waiting for the WAL flush; sync() flushes before anything is acknowledged.
   const checkpointPool = new pg.Pool({ ...config, options: "-c synchronous_commit=off" });
+  if (opts.preparedStatements ?? true) {
+    prepareStatements(pool);
+    prepareStatements(checkpointPool);
+  }
   checkpointPool.on("error", (err) => onError(err));
   checkpointPool.on("connect", (client) => client.on("error", () => undefined));
   try {

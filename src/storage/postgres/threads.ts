@@ -188,13 +188,31 @@ export class PostgresThreads implements ThreadStore {
     );
   }
 
-  async touchTtl(id: string): Promise<void> {
-    if (!isUuid(id)) return;
-    await this.db.query(
-      `UPDATE ${this.t.threads} SET expires_at = $1::timestamptz + ttl_minutes * interval '1 minute'
-       WHERE thread_id = $2 AND ttl_minutes IS NOT NULL AND ttl_minutes <> 0`,
-      [now(), id],
+  /**
+   * SQL merging the JSON patch in parameter `param` into the thread's metadata (RFC 7386). A patch of non-null
+   * scalars only (a run's graph and assistant) is a shallow merge: jsonb's `||`, without the plpgsql function.
+   */
+  private mergeMetadata(param: string, patch?: Json): string {
+    const flat = Object.values(patch ?? {}).every((v) => v !== null && typeof v !== "object");
+    return flat ? `metadata || ${param}::jsonb` : `${this.t.json_merge_patch}(metadata, ${param}::jsonb)`;
+  }
+
+  async runStarting(id: string, metadata: Json): Promise<{ mark: unknown } | null> {
+    if (!isUuid(id)) return null;
+    const t = this.t;
+    // One statement: the thread busy, its TTL restarted, and the mark (read before the run writes anything).
+    const [r] = await this.db.rows<Mark>(
+      `UPDATE ${t.threads} SET status = 'busy', updated_at = $1,
+         metadata = ${this.mergeMetadata("$2", metadata)},
+         expires_at = CASE WHEN ttl_minutes IS NOT NULL AND ttl_minutes <> 0
+           THEN $1::timestamptz + ttl_minutes * interval '1 minute' ELSE expires_at END
+       WHERE thread_id = $3::uuid
+       RETURNING (SELECT MAX(checkpoint_id) FROM ${t.checkpoints} WHERE thread_id = $3::text) AS checkpoint_id,
+         (SELECT COALESCE(MAX(hangar_seq), 0) FROM ${t.checkpoint_writes} WHERE thread_id = $3::text)::text
+           AS write_seq`,
+      [now(), jsonb(metadata), id],
     );
+    return r ? { mark: { checkpoint_id: r.checkpoint_id, write_seq: r.write_seq } satisfies Mark } : null;
   }
 
   async expired(
@@ -338,9 +356,8 @@ export class PostgresThreads implements ThreadStore {
     }
     if (u.interrupts !== undefined) set((n) => `interrupts = ${n}::jsonb`, jsonb(u.interrupts));
     if (u.error !== undefined) set((n) => `error = ${n}::jsonb`, u.error === null ? null : jsonb(u.error));
-    if (u.metadata !== undefined) {
-      set((n) => `metadata = ${this.t.json_merge_patch}(metadata, ${n}::jsonb)`, jsonb(u.metadata));
-    }
+    if (u.metadata !== undefined)
+      set((n) => `metadata = ${this.mergeMetadata(n, u.metadata)}`, jsonb(u.metadata));
     if (u.config !== undefined) set((n) => `config = ${n}::jsonb`, jsonb(u.config));
     params.push(id);
     let where = `thread_id = $${params.length}`;

@@ -145,15 +145,19 @@ export class SqliteThreads implements ThreadStore {
     );
   }
 
-  async touchTtl(id: string): Promise<void> {
+  async runStarting(id: string, metadata: Json): Promise<{ mark: unknown } | null> {
     const r = this.stmt("SELECT ttl_minutes FROM threads WHERE thread_id = ?").get(id) as
       { ttl_minutes: number | null } | undefined;
-    if (!r?.ttl_minutes) return;
+    if (!r) return null;
+    const mark = await this.checkpointMark(id);
     this.begin();
-    this.stmt("UPDATE threads SET expires_at = ? WHERE thread_id = ?").run(
-      new Date(Date.now() + r.ttl_minutes * 60_000).toISOString(),
-      id,
-    );
+    const ts = now();
+    const expires = r.ttl_minutes ? new Date(Date.now() + r.ttl_minutes * 60_000).toISOString() : null;
+    this.stmt(
+      `UPDATE threads SET status = 'busy', metadata = json_patch(metadata, ?), updated_at = ?,
+         expires_at = COALESCE(?, expires_at) WHERE thread_id = ?`,
+    ).run(JSON.stringify(metadata), ts, expires, id);
+    return { mark };
   }
 
   async expired(
