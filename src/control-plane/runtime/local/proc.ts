@@ -12,6 +12,12 @@ import { settings } from "../../../lib/settings.js";
 export const HANGAR_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../../../..");
 export const HANGAR_BIN = join(HANGAR_ROOT, "bin/hangar.js");
 
+/**
+ * Node flags of an Agent Server process, as bin/hangar.js's first line gives them: V8's young generation at
+ * most 4 MB per semi-space (the default 16 MB kept ~30 MB more resident, idle and under load, for no CPU saved).
+ */
+export const SERVER_NODE_FLAGS = ["--max-semi-space-size=4"];
+
 /** Variables of the control plane's environment children get: operator settings, no secrets. */
 const PASSED_ENV = [
   "LANG",

@@ -10,7 +10,7 @@ import { Redis } from "ioredis";
 import pg from "pg";
 import { describeEntry, protectSecrets, rootLogger, type Logger } from "../../../lib/logger.js";
 import { buildDirOf, buildRevision, existingBuild } from "./builder.js";
-import { childEnv, exited, forEachLine, HANGAR_BIN, stopGroup } from "./proc.js";
+import { childEnv, exited, forEachLine, HANGAR_BIN, SERVER_NODE_FLAGS, stopGroup } from "./proc.js";
 import { LogSink } from "../../domain/log-sink.js";
 import { BuildError, StartError } from "../../domain/errors.js";
 import {
@@ -153,7 +153,16 @@ export class LocalRuntime implements Runtime {
     const token = randomBytes(24).toString("hex");
     const secrets = Object.fromEntries((d.secrets ?? []).map((s) => [s.name, s.value]));
     protectSecrets(Object.values(secrets)); // this process's log never shows them either
-    const args = [WATCH_PARENT, HANGAR_BIN, "serve", "--config", build.configPath, "--port", "0"];
+    const args = [
+      ...SERVER_NODE_FLAGS,
+      WATCH_PARENT,
+      HANGAR_BIN,
+      "serve",
+      "--config",
+      build.configPath,
+      "--port",
+      "0",
+    ];
     args.push("--host", "127.0.0.1");
     const writable: string[] = [];
     const extra: Record<string, string> = {
