@@ -61,7 +61,7 @@ import type { Redis } from "ioredis";
 import type pg from "pg";
 import { invokeOnNewThread, loadInvoker } from "./baseline.ts";
 import { postJsonSized, postSse } from "./client.ts";
-import { runLevel, summarise } from "./measure.ts";
+import { runLevel, runMain, summarise, UsageError } from "./measure.ts";
 import {
   checkStream,
   checkValues,
@@ -1308,8 +1308,6 @@ function renderIdle(info: Partial<Record<CpuTarget, TargetInfo>>): string {
 
 // ---------- main ----------
 
-class UsageError extends Error {}
-
 const USAGE = `Usage: npm run bench:cpu -- [options]
 
   --target <list>      comma-separated (default ${DEFAULT_TARGETS.join(",")}; all = ${CPU_TARGETS.join(",")}):
@@ -1513,14 +1511,4 @@ async function main(): Promise<number> {
   return failed ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`${(err as Error).message}\n`);
-      process.exit(2);
-    }
-    process.stderr.write(`bench:cpu failed: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runMain("bench:cpu", main);

@@ -151,3 +151,28 @@ export async function mapConcurrent<I, O>(
   );
   return out;
 }
+
+/** A bad command line: its message is printed alone and the bench exits with 2. */
+export class UsageError extends Error {}
+
+/**
+ * Runs a bench's `main` and exits with its code: 2 with the message alone for a bad command line (UsageError,
+ * or parseArgs' own errors), else 1 with the stack, after `onFailure` (e.g. stopping what the bench started).
+ */
+export function runMain(
+  name: string,
+  main: () => Promise<number>,
+  onFailure: () => Promise<void> = async () => {},
+): void {
+  main().then(
+    (code) => process.exit(code),
+    (err) => {
+      if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+        process.stderr.write(`${(err as Error).message}\n`);
+        process.exit(2);
+      }
+      process.stderr.write(`${name} failed: ${(err as Error).stack ?? err}\n`);
+      void onFailure().finally(() => process.exit(1));
+    },
+  );
+}

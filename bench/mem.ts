@@ -55,13 +55,21 @@ import {
   type WriteStream,
 } from "node:fs";
 import { availableParallelism, cpus, loadavg, tmpdir, totalmem } from "node:os";
-import { join, relative } from "node:path";
+import { delimiter, dirname, join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { Agent, request } from "undici";
 import WebSocket from "ws";
 import { getJson, postJson } from "./client.ts";
-import { mapConcurrent } from "./measure.ts";
-import { DATABASE_URL, pgClient, redisClient, REDIS_URL, RESULTS_DIR, ROOT } from "./servers.ts";
+import { mapConcurrent, runMain, UsageError } from "./measure.ts";
+import {
+  DATABASE_URL,
+  dropDeploymentsSync,
+  pgClient,
+  redisClient,
+  REDIS_URL,
+  RESULTS_DIR,
+  ROOT,
+} from "./servers.ts";
 
 const FIXTURE_DIR = join(ROOT, "bench/fixtures/mem");
 const FIXTURE_CONFIG = join(FIXTURE_DIR, "langgraph.json");
@@ -153,11 +161,17 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
 }
 
 function spawnServer(role: string, args: string[], env: NodeJS.ProcessEnv, logFile: string): Spawned {
-  const command = [process.execPath, join(ROOT, "bin/hangar.js"), ...args];
+  // The `hangar` command as installed (npm links bin/hangar.js): run as an executable, so its first line gives
+  // node its flags, with this node first on PATH.
+  const command = [join(ROOT, "bin/hangar.js"), ...args];
   const proc = spawn(command[0], command.slice(1), {
     cwd: FIXTURE_DIR,
     // The inspector is not started (nothing changes until SIGUSR1: see forceGc); if it is, on a free port.
-    env: { ...env, NODE_OPTIONS: [env.NODE_OPTIONS, INSPECT_PORT_OPTION].filter(Boolean).join(" ") },
+    env: {
+      ...env,
+      PATH: [dirname(process.execPath), env.PATH].filter(Boolean).join(delimiter),
+      NODE_OPTIONS: [env.NODE_OPTIONS, INSPECT_PORT_OPTION].filter(Boolean).join(" "),
+    },
     stdio: ["ignore", "pipe", "pipe"],
     detached: true, // its own process group: stopped with every child by one pid
   });
@@ -257,32 +271,7 @@ function cleanupSync(): void {
   for (const dir of tempDirs) rmSync(dir, { recursive: true, force: true });
   tempDirs.clear();
   if (!deployments.size) return;
-  const script = `
-    import pg from "pg";
-    import { Redis } from "ioredis";
-    const list = JSON.parse(process.argv[1]);
-    const db = new pg.Client({ connectionString: ${JSON.stringify(DATABASE_URL)}, connectionTimeoutMillis: 5000 });
-    const redis = new Redis(${JSON.stringify(REDIS_URL)}, { maxRetriesPerRequest: 0, retryStrategy: () => null });
-    try {
-      await db.connect();
-      for (const d of list) {
-        await db.query('DROP SCHEMA IF EXISTS "' + d.schema.replace(/"/g, '""') + '" CASCADE');
-        let cursor = "0";
-        do {
-          const [next, keys] = await redis.scan(cursor, "MATCH", d.redisPrefix + "*", "COUNT", 1000);
-          cursor = next;
-          if (keys.length) await redis.del(...keys);
-        } while (cursor !== "0");
-      }
-    } finally {
-      await db.end().catch(() => {});
-      redis.disconnect();
-    }`;
-  spawnSync(process.execPath, ["--input-type=module", "-e", script, JSON.stringify([...deployments])], {
-    cwd: ROOT,
-    timeout: 15_000,
-    stdio: "ignore",
-  });
+  dropDeploymentsSync([...deployments]);
   deployments.clear();
 }
 
@@ -1198,8 +1187,6 @@ interface Options {
   timeoutSeconds: number;
 }
 
-class UsageError extends Error {}
-
 const USAGE = `Usage: npm run bench:mem -- [options]
 
   --target <list>          comma-separated (default embedded): embedded, pg (PostgreSQL + Redis: $DATABASE_URL,
@@ -1342,14 +1329,4 @@ async function main(): Promise<number> {
   return results.some((r) => r.error || r.failures > 0) ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`${(err as Error).message}\n`);
-      process.exit(2);
-    }
-    process.stderr.write(`bench:mem failed: ${(err as Error).stack ?? err}\n`);
-    void cleanup().finally(() => process.exit(1));
-  },
-);
+runMain("bench:mem", main, cleanup);

@@ -30,7 +30,7 @@ import { availableParallelism, cpus, loadavg } from "node:os";
 import { join, relative } from "node:path";
 import { parseArgs } from "node:util";
 import { getJson } from "./client.ts";
-import { runLevel, type LevelResult } from "./measure.ts";
+import { runLevel, runMain, UsageError, type LevelResult } from "./measure.ts";
 import { baselineOp, loadBaseline } from "./baseline.ts";
 import { SERVER_SCENARIOS, type Scenario, type ScenarioContext } from "./scenarios.ts";
 import { BATCH_SCENARIOS, fmtS, type BatchRow, type BatchScenario, type BatchSizes } from "./batch.ts";
@@ -182,8 +182,6 @@ interface TargetInfo {
   /** Batch scenarios that threw (as opposed to counting failures). */
   batchErrors: Record<string, string>;
 }
-
-class UsageError extends Error {}
 
 function parseCli() {
   const { values } = parseArgs({
@@ -784,14 +782,4 @@ async function main(): Promise<number> {
   return bad ? 1 : 0;
 }
 
-main().then(
-  (code) => process.exit(code),
-  (err) => {
-    if (err instanceof UsageError || (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
-      process.stderr.write(`${(err as Error).message}\n`);
-      process.exit(2);
-    }
-    process.stderr.write(`bench failed: ${(err as Error).stack ?? err}\n`);
-    process.exit(1);
-  },
-);
+runMain("bench", main);

@@ -82,7 +82,7 @@ interface Live {
 const live = new Set<Live>();
 
 /** A scale-out deployment's PostgreSQL schema and Redis prefix, until dropped. */
-interface Deployment {
+export interface Deployment {
   schema: string;
   redisPrefix: string;
 }
@@ -322,7 +322,7 @@ async function dropDeployment(d: Deployment): Promise<void> {
 }
 
 /** `dropDeployment` for the "exit" handler: in a child node process, bounded to 15 s. */
-function dropDeploymentsSync(list: Deployment[]): void {
+export function dropDeploymentsSync(list: Deployment[]): void {
   const script = `
     import pg from "pg";
     import { Redis } from "ioredis";
