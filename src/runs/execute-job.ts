@@ -171,9 +171,10 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   };
   // Fenced by the attempt: if this attempt lost its lease while the database was away and another took the run
   // over, that one records the end (a rolled-back run is deleted: nothing to fence by).
-  const fence = cancelAction === "rollback" ? undefined : { runId: run.run_id, attempt };
+  // The run's status goes with it (one statement on PostgreSQL).
+  const fence =
+    cancelAction === "rollback" ? undefined : { runId: run.run_id, attempt, runStatus: outcome.status };
   await persistEnd(() => storage.threads.setState(threadId, threadState, fence));
-  if (fence) await persistEnd(() => storage.runs.setStatus(run.run_id, outcome.status, attempt));
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
   finished();
   return { ...outcome, output };

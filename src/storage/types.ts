@@ -151,12 +151,15 @@ export interface ThreadStore {
   setState(id: string, update: ThreadStateUpdate, fence?: AttemptFence): Promise<void>;
 }
 
-/** What `setState` changes on a thread (absent fields stay as they are). */
 /** A run's attempt: writes fenced by it apply only while it is the run's current attempt. */
 export interface AttemptFence {
   runId: string;
   attempt: number;
+  /** The run's final status, recorded with the thread's state (fenced alike; one statement on PostgreSQL). */
+  runStatus?: RunStatus;
 }
+
+/** What `setState` changes on a thread (absent fields stay as they are). */
 
 export interface ThreadStateUpdate {
   status?: ThreadStatus;

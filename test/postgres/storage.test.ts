@@ -1266,14 +1266,19 @@ describe("parity with the SQLite storage", () => {
       expect(await s.runs.start(rid)).toBe(1);
       // Attempt 1 lost its lease while the database was away; attempt 2 ran the run and recorded its end.
       expect(await s.runs.start(rid)).toBe(2);
-      await s.threads.setState(tid, { status: "idle", error: null }, { runId: rid, attempt: 2 });
-      await s.runs.setStatus(rid, "success", 2);
-      // Attempt 1's late end writes apply to nothing.
+      // The thread's end and the run's status together, as executeJob records them.
+      await s.threads.setState(
+        tid,
+        { status: "idle", error: null },
+        { runId: rid, attempt: 2, runStatus: "success" },
+      );
+      // Attempt 1's late end writes apply to nothing, together or apart.
       await s.threads.setState(
         tid,
         { status: "error", error: { message: "late" } },
-        { runId: rid, attempt: 1 },
+        { runId: rid, attempt: 1, runStatus: "error" },
       );
+      await s.threads.setState(tid, { status: "error" }, { runId: rid, attempt: 1 });
       await s.runs.setStatus(rid, "error", 1);
       // Unfenced writes still apply.
       const before = [(await s.threads.get(tid))!.status, (await s.runs.get(tid, rid))!.status];

@@ -361,11 +361,20 @@ export class PostgresThreads implements ThreadStore {
     if (u.config !== undefined) set((n) => `config = ${n}::jsonb`, jsonb(u.config));
     params.push(id);
     let where = `thread_id = $${params.length}`;
+    let run = "";
     if (fence) {
       params.push(fence.runId, fence.attempt);
-      where += ` AND EXISTS (SELECT 1 FROM ${this.t.runs} WHERE run_id = $${params.length - 1}::uuid
-        AND attempt = $${params.length})`;
+      const attemptIs = `run_id = $${params.length - 1}::uuid AND attempt = $${params.length}`;
+      if (fence.runStatus) {
+        // The run's status in the same statement, under the same fence.
+        params.push(fence.runStatus);
+        run = `WITH run AS (UPDATE ${this.t.runs} SET status = $${params.length}, updated_at = $1
+          WHERE ${attemptIs} RETURNING 1) `;
+        where += " AND EXISTS (SELECT 1 FROM run)";
+      } else {
+        where += ` AND EXISTS (SELECT 1 FROM ${this.t.runs} WHERE ${attemptIs})`;
+      }
     }
-    await this.db.query(`UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where}`, params);
+    await this.db.query(`${run}UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where}`, params);
   }
 }

@@ -275,5 +275,13 @@ export class SqliteThreads implements ThreadStore {
       id,
       ...(fence ? [fence.runId, fence.attempt] : []),
     );
+    if (fence?.runStatus) {
+      this.stmt("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND attempt = ?").run(
+        fence.runStatus,
+        ts,
+        fence.runId,
+        fence.attempt,
+      );
+    }
   }
 }
