@@ -25,6 +25,31 @@ await build({
   logLevel: "warning",
 });
 cpSync(src, dist, { recursive: true, filter: (from) => !/\.tsx?$/.test(from) });
+// The web console (console/, React): bundled by Vite into dist/console, served at /console. Relative asset paths, so
+// it works under any prefix (the Agent Server's /console/, the control plane's root).
+const { build: viteBuild } = await import("vite");
+await viteBuild({
+  root: `${root}console`,
+  base: "./",
+  configFile: false,
+  envFile: false,
+  publicDir: false,
+  logLevel: "warn",
+  // JSX through Vite's own esbuild step (React's automatic runtime): no plugin needed for a production build.
+  esbuild: { jsx: "automatic" },
+  build: {
+    outDir: `${dist}/console`,
+    emptyOutDir: true,
+    chunkSizeWarningLimit: 2000,
+    rollupOptions: {
+      // The SDK's "use client" directives and zod's comments are harmless in a bundle: no noise in the output.
+      onwarn(warning, warn) {
+        if (warning.code === "MODULE_LEVEL_DIRECTIVE" || warning.code === "INVALID_ANNOTATION") return;
+        warn(warning);
+      },
+    },
+  },
+});
 const stamp = `${dist}/.build-stamp`;
 writeFileSync(stamp, `${started.toISOString()}\n`);
 utimesSync(stamp, started, started);

@@ -57,6 +57,8 @@ export interface ServerOptions {
   synchronous?: Synchronous;
   /** Runs executing at once (default 10). */
   nJobsPerWorker?: number;
+  /** Serve the web console at /console (default: the HANGAR_CONSOLE setting). */
+  console?: boolean;
   /** Where the server logs; default the process's logger (`rootLogger()`). */
   logger?: Logger;
   /**
@@ -72,6 +74,8 @@ export interface RunningServer {
   /** Where the data lives: the embedded data directory, or the database (password hidden) and schema. */
   dataDir: string;
   recovered: number;
+  /** The web console is served at /console/. */
+  console: boolean;
   close: () => Promise<void>;
 }
 
@@ -340,6 +344,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
             ui: await bundleUi(project.projectDir, project.raw.ui, project.raw.ui_config),
             webhooks,
             version: VERSION,
+            console: opts.console ?? env.server.console,
           },
           log,
         )
@@ -385,6 +390,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       graphs: graphs.ids(),
       dataDir: backend.where,
       recovered,
+      console: Boolean(backend.api && (opts.console ?? env.server.console)),
       close: async () => {
         crons.stop();
         sweeper.stop();

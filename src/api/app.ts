@@ -20,6 +20,7 @@ import type { Logger } from "../lib/logger.js";
 import { setLoopbackAddress } from "../lib/loopback.js";
 import { fastifyLogging, logRequests } from "../lib/request-log.js";
 import { uiRoutes } from "./ui.js";
+import { consoleRoutes, isConsolePath } from "./console.js";
 import { UserAppMount } from "./user-app.js";
 import { runRoutes } from "./runs.js";
 import { storeRoutes } from "./store.js";
@@ -74,6 +75,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   app.addHook("onRequest", async (req) => {
     const path = req.url.split("?")[0];
     if (open.has(path) || path === "/docs" || path.startsWith("/docs/")) return;
+    if (ctx.console && req.method === "GET" && isConsolePath(path)) return;
     if (mount?.isForwarded(req) || (ctx.ui && req.method === "GET" && path.startsWith("/ui/"))) return;
     req.user = await ctx.guard.auth.authenticate(req);
   });
@@ -152,6 +154,7 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   if (!http.disable_a2a) await app.register(a2aRoutes(ctx));
   if (!http.disable_runs && !http.disable_protocol) await app.register(protocolRoutes(ctx));
   if (ctx.ui) await app.register(uiRoutes(ctx, ctx.ui));
+  if (ctx.console) await app.register(consoleRoutes());
   // The project's own app (http.app) sees requests last of the request hooks (after CORS and authentication),
   // before any route; see user-app.ts.
   if (mount) app.addHook("onRequest", mount.dispatch);

@@ -29,6 +29,8 @@ export interface ApiContext {
   /** What webhooks may reach (this server's HANGAR_WEBHOOK_* settings). */
   webhooks: AddressPolicy;
   version: string;
+  /** Serve the web console at /console. */
+  console?: boolean;
 }
 
 /** Keeps only the requested fields of a record (the `select` of search endpoints). */

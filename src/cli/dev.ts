@@ -99,6 +99,7 @@ export function announce(
   log.info(`graphs: ${server.graphs.join(", ")}`);
   log.info(`data: ${server.dataDir}`);
   log.info(`docs: ${server.url}/docs`);
+  if (server.console) log.info(`console: ${server.url}/console/`);
   if (server.recovered) log.info(`resumed ${server.recovered} run(s) left unfinished by the last process`);
 }
 
@@ -119,6 +120,8 @@ export async function runServer(
       port,
       nJobsPerWorker: nJobs,
       cluster,
+      // `dev` always serves the console; `serve` when HANGAR_CONSOLE says so.
+      console: cmd === "dev" ? true : undefined,
     });
     // The logger as the project's .env left it (startServer applies its LOG_LEVEL and LOG_FORMAT).
     const log = rootLogger();

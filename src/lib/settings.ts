@@ -42,6 +42,11 @@ const SERVER = {
     default: [] as string[],
     shownDefault: "",
   }),
+  console: envVar("HANGAR_CONSOLE", flag, {
+    doc: "`true`: `hangar serve` serves the web console at `/console` (behind the API's auth; `hangar dev` always does)",
+    type: "true or false",
+    default: false,
+  }),
   maxAttempts: envVar("HANGAR_MAX_ATTEMPTS", positiveInt, {
     doc: "how many times a run interrupted by a crash is started before it is marked `error`",
     type: "positive integer",

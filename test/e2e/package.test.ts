@@ -39,7 +39,7 @@ function run(cmd: string, args: string[], cwd: string): Promise<{ stdout: string
 
 beforeAll(async () => {
   // The package is made from a copy, so its build writes the copy's dist/, never the one of this checkout.
-  for (const f of ["bin", "src", "scripts", "package.json", "tsconfig.json", "README.md"]) {
+  for (const f of ["bin", "src", "console", "scripts", "package.json", "tsconfig.json", "README.md"]) {
     cpSync(join(ROOT, f), join(repo, f), { recursive: true });
   }
   symlinkSync(join(ROOT, "node_modules"), join(repo, "node_modules"));
@@ -127,6 +127,12 @@ describe("installed in a fresh project", () => {
       );
       const values = await noRetryClient(url).runs.wait(null, "agent", { input: { input: "hi" } });
       expect(values).toEqual({ input: "hi", output: "v1:hi" });
+      // The web console ships prebuilt in the package: its page and the script it loads are served.
+      const page = await fetch(`${url}/console/`);
+      expect(page.status).toBe(200);
+      const script = /src="\.\/(assets\/[^"]+\.js)"/.exec(await page.text())?.[1];
+      expect(script).toBeDefined();
+      expect((await fetch(`${url}/console/${script}`)).status).toBe(200);
     } finally {
       try {
         process.kill(-dev.pid!, "SIGTERM");

@@ -10,14 +10,21 @@ const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 const SRC = join(ROOT, "src");
 const STAMP = join(ROOT, "dist/.build-stamp");
 
-/** bin/hangar.js's rule: the stamp exists and no file or folder of src/ changed after it. */
-function buildIsFresh(): boolean {
-  if (!existsSync(STAMP) || !existsSync(join(ROOT, "dist/cli/main.js"))) return false;
-  const time = statSync(STAMP).mtimeMs;
-  if (statSync(SRC).mtimeMs > time) return false;
-  return readdirSync(SRC, { recursive: true, withFileTypes: true }).every(
+const CONSOLE = join(ROOT, "console");
+
+/** Nothing in `dir` (a file or folder, at any depth) changed after `time`. */
+const unchangedSince = (dir: string, time: number): boolean =>
+  statSync(dir).mtimeMs <= time &&
+  readdirSync(dir, { recursive: true, withFileTypes: true }).every(
     (e) => statSync(join(e.parentPath, e.name)).mtimeMs <= time,
   );
+
+/** bin/hangar.js's rule (the stamp exists and nothing of src/ changed after it), and the console's sources too. */
+function buildIsFresh(): boolean {
+  if (!existsSync(STAMP) || !existsSync(join(ROOT, "dist/cli/main.js"))) return false;
+  if (!existsSync(join(ROOT, "dist/console/index.html"))) return false;
+  const time = statSync(STAMP).mtimeMs;
+  return unchangedSince(SRC, time) && unchangedSince(CONSOLE, time);
 }
 
 export default function setup(): void {

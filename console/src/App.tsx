@@ -1,0 +1,99 @@
+// The console's frame: the credential asked for when the server wants one, the navigation, and the page.
+import { useMemo, useState, type FormEvent } from "react";
+import { makeClient, saveCredential, savedCredential, statusOf, type Credential } from "./api.ts";
+import { AssistantList, AssistantView } from "./Assistants.tsx";
+import { ThreadList, ThreadView } from "./Threads.tsx";
+import { errorText, useLoad } from "./load.ts";
+import { href, useRoute } from "./route.ts";
+
+function CredentialForm({ refused, onSave }: { refused: boolean; onSave: (c: Credential) => void }) {
+  const [kind, setKind] = useState<"api-key" | "bearer">("api-key");
+  const [value, setValue] = useState("");
+  const submit = (e: FormEvent) => {
+    e.preventDefault();
+    if (value.trim()) onSave({ kind, value: value.trim() });
+  };
+  return (
+    <form className="credential" onSubmit={submit} aria-label="credential">
+      <h2>This server needs a credential</h2>
+      {refused && <p className="error">The server refused it: check it and try again.</p>}
+      <label>
+        Kind{" "}
+        <select value={kind} onChange={(e) => setKind(e.target.value as "api-key" | "bearer")}>
+          <option value="api-key">API key (x-api-key)</option>
+          <option value="bearer">Bearer token (Authorization)</option>
+        </select>
+      </label>
+      <label>
+        Value <input type="password" autoFocus value={value} onChange={(e) => setValue(e.target.value)} />
+      </label>
+      <button type="submit">Use it</button>
+      <p className="muted">Kept in this browser only (localStorage), sent to this server only.</p>
+    </form>
+  );
+}
+
+export function App() {
+  const [credential, setCredential] = useState<Credential>(savedCredential);
+  const client = useMemo(() => makeClient(credential), [credential]);
+  const route = useRoute();
+  // One call that needs the credential: 401/403 means asking for one.
+  const probe = useLoad(() => client.assistants.search({ limit: 1 }), [client]);
+  const status = statusOf(probe.error);
+  const needsCredential = status === 401 || status === 403;
+  const use = (c: Credential) => {
+    saveCredential(c);
+    setCredential(c);
+  };
+  return (
+    <div className="app">
+      <header>
+        <h1>Hangar</h1>
+        <nav aria-label="pages">
+          <a
+            href={href({ page: "assistants" })}
+            aria-current={route.page === "assistants" ? "page" : undefined}
+          >
+            Assistants
+          </a>
+          <a href={href({ page: "threads" })} aria-current={route.page === "threads" ? "page" : undefined}>
+            Threads
+          </a>
+        </nav>
+        {credential && (
+          <button className="link" onClick={() => use(null)}>
+            Forget credential
+          </button>
+        )}
+      </header>
+      {needsCredential ? (
+        <CredentialForm refused={credential !== null} onSave={use} />
+      ) : probe.error ? (
+        <p className="error">Cannot reach the API: {errorText(probe.error)}</p>
+      ) : !probe.data ? (
+        <p className="muted">Connecting…</p>
+      ) : (
+        <main>
+          <aside>
+            {route.page === "threads" ? (
+              <ThreadList client={client} selected={route.id} />
+            ) : (
+              <AssistantList client={client} selected={route.id} />
+            )}
+          </aside>
+          <div className="detail">
+            {route.id ? (
+              route.page === "threads" ? (
+                <ThreadView client={client} id={route.id} />
+              ) : (
+                <AssistantView client={client} id={route.id} />
+              )
+            ) : (
+              <p className="muted">Pick one on the left.</p>
+            )}
+          </div>
+        </main>
+      )}
+    </div>
+  );
+}
