@@ -64,6 +64,8 @@ import { mapConcurrent, runMain, UsageError } from "./measure.ts";
 import {
   DATABASE_URL,
   dropDeploymentsSync,
+  groupAlive,
+  signalGroup,
   pgClient,
   redisClient,
   REDIS_URL,
@@ -142,23 +144,6 @@ const deployments = new Set<Deployment>();
 const releaseFiles = new Set<string>();
 /** Client-side resources to close on cleanup (the stream Agent). */
 const closers = new Set<() => Promise<void>>();
-
-function groupAlive(pgid: number): boolean {
-  try {
-    process.kill(-pgid, 0);
-    return true;
-  } catch {
-    return false;
-  }
-}
-
-function signalGroup(pgid: number, signal: NodeJS.Signals): void {
-  try {
-    process.kill(-pgid, signal);
-  } catch {
-    // already gone
-  }
-}
 
 function spawnServer(role: string, args: string[], env: NodeJS.ProcessEnv, logFile: string): Spawned {
   // The `hangar` command as installed (npm links bin/hangar.js): run as an executable, so its first line gives

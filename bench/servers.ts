@@ -90,7 +90,8 @@ export interface Deployment {
 /** Every deployment created and not dropped yet, for the emergency handlers. */
 const deployments = new Set<Deployment>();
 
-function groupAlive(pid: number): boolean {
+/** The process group `pid` leads still has a process. */
+export function groupAlive(pid: number): boolean {
   try {
     process.kill(-pid, 0);
     return true;
@@ -99,7 +100,8 @@ function groupAlive(pid: number): boolean {
   }
 }
 
-function signalGroup(pid: number, signal: NodeJS.Signals): void {
+/** Signals the whole process group `pid` leads (nothing if it is gone). */
+export function signalGroup(pid: number, signal: NodeJS.Signals): void {
   try {
     process.kill(-pid, signal);
   } catch {
