@@ -9,6 +9,7 @@ import { tmpdir } from "node:os";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
 import { Client } from "@langchain/langgraph-sdk";
+import { SERVER_NODE_FLAGS } from "../../src/control-plane/runtime/local/proc.ts";
 import { afterAll, beforeAll } from "vitest";
 import { announce } from "../../src/cli/dev.ts";
 import { serveBackend } from "../../src/cli/serve.ts";
@@ -237,7 +238,12 @@ async function spawnHangar(
     ...(opts.mode ? ["--mode", opts.mode] : []),
     ...(opts.args ?? []),
   ];
-  const proc = spawn(process.execPath, args, { cwd: ROOT, env, stdio: ["ignore", "pipe", "pipe"] });
+  // With the node flags the `hangar` command gives itself (bin/hangar.js's first line): as users run it.
+  const proc = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args], {
+    cwd: ROOT,
+    env,
+    stdio: ["ignore", "pipe", "pipe"],
+  });
   const me: Live = {
     halt: () => {
       proc.kill("SIGKILL");
