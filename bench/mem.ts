@@ -63,11 +63,12 @@ import { getJson, postJson } from "./client.ts";
 import { mapConcurrent, runMain, UsageError } from "./measure.ts";
 import {
   DATABASE_URL,
+  type Deployment,
+  dropDeployment,
   dropDeploymentsSync,
   groupAlive,
   signalGroup,
   pgClient,
-  redisClient,
   REDIS_URL,
   RESULTS_DIR,
   ROOT,
@@ -135,10 +136,6 @@ interface Spawned {
 /** Every process group started and not stopped yet; temp dirs and deployments to remove. */
 const live = new Set<Spawned>();
 const tempDirs = new Set<string>();
-interface Deployment {
-  schema: string;
-  redisPrefix: string;
-}
 const deployments = new Set<Deployment>();
 /** Release files: created before stopping, so that blocked runs end and the servers stop at once. */
 const releaseFiles = new Set<string>();
@@ -204,28 +201,10 @@ async function stopSpawned(s: Spawned, graceMs = 10_000): Promise<void> {
   live.delete(s);
 }
 
-const ident = (name: string): string => `"${name.replace(/"/g, '""')}"`;
-
-/** Drops a pg deployment's schema and Redis keys (its processes stopped). */
-async function dropDeployment(d: Deployment): Promise<void> {
-  const db = pgClient();
-  const redis = redisClient();
-  try {
-    await db.connect();
-    await db.query(`DROP SCHEMA IF EXISTS ${ident(d.schema)} CASCADE`);
-    await redis.connect();
-    const pattern = `${d.redisPrefix.replace(/[*?[\]\\]/g, "\\$&")}*`;
-    let cursor = "0";
-    do {
-      const [next, keys] = await redis.scan(cursor, "MATCH", pattern, "COUNT", 1000);
-      cursor = next;
-      if (keys.length) await redis.del(...keys);
-    } while (cursor !== "0");
-    deployments.delete(d);
-  } finally {
-    await db.end().catch(() => {});
-    redis.disconnect();
-  }
+/** Drops a pg deployment's schema and Redis keys (its processes stopped): servers.ts's, then forgets it here. */
+async function dropMemDeployment(d: Deployment): Promise<void> {
+  await dropDeployment(d);
+  deployments.delete(d);
 }
 
 /** Stops everything this bench started (release first, then the servers), drops deployments and temp dirs. */
@@ -241,7 +220,7 @@ async function cleanup(): Promise<void> {
   closers.clear();
   await Promise.all([...live].map((s) => stopSpawned(s)));
   for (const d of [...deployments]) {
-    await dropDeployment(d).catch((err) =>
+    await dropMemDeployment(d).catch((err) =>
       log(`  dropping schema ${d.schema} failed: ${(err as Error).message}`),
     );
   }
@@ -1044,7 +1023,7 @@ async function benchTarget(target: Target, opts: Options, stamp: string): Promis
       for (const s of started.servers) r.logSummary[s.role] = scanLog(s.output());
     }
     for (const d of [...deployments]) {
-      await dropDeployment(d).catch((err) =>
+      await dropMemDeployment(d).catch((err) =>
         log(`  dropping schema ${d.schema} failed: ${(err as Error).message}`),
       );
     }

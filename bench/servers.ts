@@ -308,7 +308,7 @@ async function deleteRedisPrefix(redis: Redis, prefix: string): Promise<number> 
 }
 
 /** Drops a deployment's schema and Redis keys (its processes must be stopped already). */
-async function dropDeployment(d: Deployment): Promise<void> {
+export async function dropDeployment(d: Deployment): Promise<void> {
   const db = pgClient();
   const redis = redisClient();
   try {
