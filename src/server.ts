@@ -323,6 +323,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   try {
     const ttlConfig = checkpointerTtl(project.raw.checkpointer, env.server.sweepIntervalMs);
     const http = project.raw.http ?? {};
+    const consoleOn = opts.console ?? env.server.console;
     const auth = await Authorizer.load(project.projectDir, project.raw.auth, env.server.apiKeys);
     const guard = new Guard(auth, storage);
     const metrics = new Metrics(() => runs.stats());
@@ -344,7 +345,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
             ui: await bundleUi(project.projectDir, project.raw.ui, project.raw.ui_config),
             webhooks,
             version: VERSION,
-            console: opts.console ?? env.server.console,
+            console: consoleOn,
           },
           log,
         )
@@ -390,7 +391,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       graphs: graphs.ids(),
       dataDir: backend.where,
       recovered,
-      console: Boolean(backend.api && (opts.console ?? env.server.console)),
+      console: Boolean(backend.api && consoleOn),
       close: async () => {
         crons.stop();
         sweeper.stop();

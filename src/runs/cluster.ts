@@ -24,7 +24,7 @@ import {
 import type { RunKwargs } from "./executor.js";
 import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
-import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, runThread } from "./create.js";
+import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { AddressPolicy } from "./net-policy.js";
 
 export interface ClusterOptions {
@@ -115,9 +115,12 @@ export class ClusterRunManager implements RunService {
     owner: Json = {},
     known?: Thread,
   ): Promise<StartedRun> {
-    await checkRunBody(body, this.deps.webhooks);
-    const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
-    const thread = known ?? (await runThread(this.storage, threadId, body, assistant, owner));
+    const { assistant, thread } = await statefulRunTarget(this.storage, this.graphs, this.deps.webhooks, {
+      threadId,
+      body,
+      owner,
+      known,
+    });
     const strategy = body.multitask_strategy;
     // Admitted first in line under interrupt/rollback (with after_seconds: not before then).
     const { run, current } = await admitRun(this.queue, this.storage, thread, body, assistant);

@@ -78,6 +78,23 @@ export async function runThread(
 }
 
 /**
+ * What a run on a thread needs before it is admitted: a body that holds together (checkRunBody), its assistant,
+ * and its thread (`known`, as the caller just read it, or found, or created under if_not_exists "create").
+ */
+export async function statefulRunTarget(
+  storage: Storage,
+  graphs: GraphRegistry,
+  webhooks: AddressPolicy,
+  req: { threadId: string; body: RunCreateStatefulT; owner: Json; known?: Thread },
+): Promise<{ assistant: Assistant; thread: Thread }> {
+  const { threadId, body, owner, known } = req;
+  await checkRunBody(body, webhooks);
+  const assistant = await runAssistant(storage, graphs, body.assistant_id);
+  const thread = known ?? (await runThread(storage, threadId, body, assistant, owner));
+  return { assistant, thread };
+}
+
+/**
  * A stateless run kept after it ends (on_completion "keep"): a new thread, and the body of the run to create
  * on it (queued behind nothing, on a thread that must exist).
  */

@@ -23,7 +23,7 @@ import {
 } from "./execute-job.js";
 import { buildKwargs } from "./kwargs.js";
 import { LocalRunQueue } from "./local-queue.js";
-import { admitRun, checkRunBody, keptRun, runAssistant, runThread } from "./create.js";
+import { admitRun, checkRunBody, keptRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { AddressPolicy } from "./net-policy.js";
 
 export type { StartedRun } from "./service.js";
@@ -83,9 +83,12 @@ export class RunManager implements RunService {
     owner: Json = {},
     known?: Thread,
   ): Promise<StartedRun> {
-    await checkRunBody(body, this.deps.webhooks);
-    const assistant = await runAssistant(this.storage, this.graphs, body.assistant_id);
-    const thread = known ?? (await runThread(this.storage, threadId, body, assistant, owner));
+    const { assistant, thread } = await statefulRunTarget(this.storage, this.graphs, this.deps.webhooks, {
+      threadId,
+      body,
+      owner,
+      known,
+    });
     const strategy = body.multitask_strategy;
     const { run, kwargs } = await admitRun(this.queue, this.storage, thread, body, assistant);
     // Debug here: the run's "run started" follows at once unless it waits (the scale-out API logs it at info).

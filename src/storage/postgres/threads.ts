@@ -199,17 +199,14 @@ export class PostgresThreads implements ThreadStore {
 
   async runStarting(id: string, metadata: Json): Promise<{ mark: unknown } | null> {
     if (!isUuid(id)) return null;
-    const t = this.t;
     // One statement: the thread busy, its TTL restarted, and the mark (read before the run writes anything).
     const [r] = await this.db.rows<Mark>(
-      `UPDATE ${t.threads} SET status = 'busy', updated_at = $1,
+      `UPDATE ${this.t.threads} SET status = 'busy', updated_at = $1,
          metadata = ${this.mergeMetadata("$2", metadata)},
          expires_at = CASE WHEN ttl_minutes IS NOT NULL AND ttl_minutes <> 0
            THEN $1::timestamptz + ttl_minutes * interval '1 minute' ELSE expires_at END
        WHERE thread_id = $3::uuid
-       RETURNING (SELECT MAX(checkpoint_id) FROM ${t.checkpoints} WHERE thread_id = $3::text) AS checkpoint_id,
-         (SELECT COALESCE(MAX(hangar_seq), 0) FROM ${t.checkpoint_writes} WHERE thread_id = $3::text)::text
-           AS write_seq`,
+       RETURNING ${this.markColumns("$3::text")}`,
       [now(), jsonb(metadata), id],
     );
     return r ? { mark: { checkpoint_id: r.checkpoint_id, write_seq: r.write_seq } satisfies Mark } : null;
@@ -308,15 +305,19 @@ export class PostgresThreads implements ThreadStore {
     };
   }
 
-  async checkpointMark(threadId: string): Promise<unknown> {
-    // Checkpoint ids are uuid6 (time-ordered; LangGraph itself takes the greatest as the latest). Pending
-    // writes of a resumed run attach to the checkpoint it resumes, so they are told apart by insertion order.
+  /**
+   * The columns of a mark, for the thread id in parameter `param` (text). Checkpoint ids are uuid6 (time-ordered;
+   * LangGraph itself takes the greatest as the latest). Pending writes of a resumed run attach to the checkpoint
+   * it resumes, so they are told apart by insertion order.
+   */
+  private markColumns(param: string): string {
     const t = this.t;
-    const [r] = await this.db.rows<Mark>(
-      `SELECT (SELECT MAX(checkpoint_id) FROM ${t.checkpoints} WHERE thread_id = $1) AS checkpoint_id,
-         (SELECT COALESCE(MAX(hangar_seq), 0) FROM ${t.checkpoint_writes} WHERE thread_id = $1)::text AS write_seq`,
-      [threadId],
-    );
+    return `(SELECT MAX(checkpoint_id) FROM ${t.checkpoints} WHERE thread_id = ${param}) AS checkpoint_id,
+      (SELECT COALESCE(MAX(hangar_seq), 0) FROM ${t.checkpoint_writes} WHERE thread_id = ${param})::text AS write_seq`;
+  }
+
+  async checkpointMark(threadId: string): Promise<unknown> {
+    const [r] = await this.db.rows<Mark>(`SELECT ${this.markColumns("$1")}`, [threadId]);
     return { checkpoint_id: r.checkpoint_id, write_seq: r.write_seq } satisfies Mark;
   }
 
