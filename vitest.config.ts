@@ -98,8 +98,8 @@ export default defineConfig({
             // test/security: on both backends (control plane files: on its PostgreSQL store), but the sandbox
             // test, which does not depend on the store.
             "test/security/**/*.test.ts",
-            // The web console's walk, on the scale-out backend too.
-            "test/browser/console.test.ts",
+            // The web console's walk (test/browser/console*.test.ts), on the scale-out backend too.
+            "test/browser/console*.test.ts",
             ...CP_POSTGRES,
           ],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],

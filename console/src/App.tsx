@@ -2,9 +2,20 @@
 import { useMemo, useState, type FormEvent } from "react";
 import { makeClient, saveCredential, savedCredential, statusOf, type Credential } from "./api.ts";
 import { AssistantList, AssistantView } from "./Assistants.tsx";
+import { CronsPage } from "./Crons.tsx";
+import { MetricsPage } from "./Metrics.tsx";
+import { StorePage } from "./Store.tsx";
 import { ThreadList, ThreadView } from "./Threads.tsx";
 import { errorText, useLoad } from "./load.ts";
-import { href, useRoute } from "./route.ts";
+import { href, PAGES, useRoute, type Page } from "./route.ts";
+
+const TITLES: Record<Page, string> = {
+  assistants: "Assistants",
+  threads: "Threads",
+  store: "Store",
+  crons: "Crons",
+  metrics: "Metrics",
+};
 
 function CredentialForm({ refused, onSave }: { refused: boolean; onSave: (c: Credential) => void }) {
   const [kind, setKind] = useState<"api-key" | "bearer">("api-key");
@@ -50,15 +61,11 @@ export function App() {
       <header>
         <h1>Hangar</h1>
         <nav aria-label="pages">
-          <a
-            href={href({ page: "assistants" })}
-            aria-current={route.page === "assistants" ? "page" : undefined}
-          >
-            Assistants
-          </a>
-          <a href={href({ page: "threads" })} aria-current={route.page === "threads" ? "page" : undefined}>
-            Threads
-          </a>
+          {PAGES.map((p) => (
+            <a key={p} href={href({ page: p })} aria-current={route.page === p ? "page" : undefined}>
+              {TITLES[p]}
+            </a>
+          ))}
         </nav>
         {credential && (
           <button className="link" onClick={() => use(null)}>
@@ -72,6 +79,18 @@ export function App() {
         <p className="error">Cannot reach the API: {errorText(probe.error)}</p>
       ) : !probe.data ? (
         <p className="muted">Connecting…</p>
+      ) : route.page === "store" ? (
+        <main className="full">
+          <StorePage client={client} credential={credential} />
+        </main>
+      ) : route.page === "crons" ? (
+        <main className="full">
+          <CronsPage client={client} credential={credential} />
+        </main>
+      ) : route.page === "metrics" ? (
+        <main className="full">
+          <MetricsPage client={client} credential={credential} />
+        </main>
       ) : (
         <main>
           <aside>

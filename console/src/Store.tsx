@@ -1,0 +1,7 @@
+// The store page (being written).
+import type { Client } from "@langchain/langgraph-sdk";
+import type { Credential } from "./api.ts";
+
+export function StorePage(_props: { client: Client; credential: Credential }) {
+  return <p className="muted">Not yet.</p>;
+}
