@@ -103,7 +103,7 @@ export function App() {
           <div className="detail">
             {route.id ? (
               route.page === "threads" ? (
-                <ThreadView client={client} id={route.id} />
+                <ThreadView key={route.id} client={client} id={route.id} />
               ) : (
                 <AssistantView client={client} id={route.id} />
               )

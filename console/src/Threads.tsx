@@ -1,9 +1,11 @@
-// Threads: search by status and metadata, paged; one thread's state and its history as a timeline of
-// checkpoints, each with what its step's nodes wrote.
-import { useState } from "react";
-import type { Client, ThreadStatus } from "@langchain/langgraph-sdk";
+// Threads: search by status and metadata, paged, and a new thread; one thread: its state (and the interrupt it
+// waits on), a run started and watched (RunPanel), its runs with status and timings, its history as a timeline
+// of checkpoints with what each step's nodes wrote, a fork from any checkpoint, and its state edited as a node.
+import { useState, type FormEvent } from "react";
+import type { Client, Interrupt, ThreadState, ThreadStatus } from "@langchain/langgraph-sdk";
 import { errorText, useLoad } from "./load.ts";
 import { href } from "./route.ts";
+import { RunPanel, type RunBase } from "./RunPanel.tsx";
 
 const PAGE = 20;
 const STATUSES = ["", "idle", "busy", "interrupted", "error"] as const;
@@ -64,6 +66,7 @@ export function ThreadList({ client, selected }: { client: Client; selected?: st
         </label>
         {metadataError && <span className="error">{metadataError}</span>}
       </form>
+      <NewThread client={client} />
       {error ? <p className="error">{errorText(error)}</p> : null}
       {!data && !error ? <p className="muted">Loading threads…</p> : null}
       <nav aria-label="threads">
@@ -90,31 +93,209 @@ export function ThreadList({ client, selected }: { client: Client; selected?: st
   );
 }
 
+/** A new thread, opened at once. */
+function NewThread({ client }: { client: Client }) {
+  const [problem, setProblem] = useState<string>();
+  const create = async () => {
+    try {
+      const t = await client.threads.create();
+      location.hash = href({ page: "threads", id: t.thread_id });
+    } catch (e) {
+      setProblem(errorText(e));
+    }
+  };
+  return (
+    <div className="new-thread">
+      <button onClick={() => void create()}>New thread</button>
+      {problem ? <span className="error"> {problem}</span> : null}
+    </div>
+  );
+}
+
+const duration = (from: string, to: string): string => {
+  const ms = new Date(to).getTime() - new Date(from).getTime();
+  return ms < 1000 ? `${ms} ms` : `${(ms / 1000).toFixed(1)} s`;
+};
+
+function RunList({ client, threadId, tick }: { client: Client; threadId: string; tick: number }) {
+  const runs = useLoad(() => client.runs.list(threadId, { limit: 20 }), [client, threadId, tick], true);
+  if (runs.error) return <p className="error">{errorText(runs.error)}</p>;
+  if (!runs.data?.length) return <p className="muted">No runs yet.</p>;
+  return (
+    <table className="runs" aria-label="runs">
+      <thead>
+        <tr>
+          <th>run</th>
+          <th>status</th>
+          <th>assistant</th>
+          <th>created</th>
+          <th>took</th>
+        </tr>
+      </thead>
+      <tbody>
+        {runs.data.map((r) => (
+          <tr key={r.run_id} data-testid="run-row" data-status={r.status}>
+            <td>
+              <code>{r.run_id.slice(0, 8)}</code>
+            </td>
+            <td>
+              <span className={`status ${r.status}`}>{r.status}</span>
+            </td>
+            <td>
+              <code>{r.assistant_id.slice(0, 8)}</code>
+            </td>
+            <td>{new Date(r.created_at).toLocaleTimeString()}</td>
+            <td>
+              {r.status === "pending" || r.status === "running" ? "…" : duration(r.created_at, r.updated_at)}
+            </td>
+          </tr>
+        ))}
+      </tbody>
+    </table>
+  );
+}
+
+/** Edits the thread's state (at a checkpoint, or the latest) as if a node had written it: a new checkpoint. */
+function StateEditor({
+  client,
+  threadId,
+  at,
+  nodes,
+  onSaved,
+  onClose,
+}: {
+  client: Client;
+  threadId: string;
+  at: { checkpointId?: string; label: string; values: unknown };
+  nodes: string[];
+  onSaved: () => void;
+  onClose: () => void;
+}) {
+  const [text, setText] = useState(() => JSON.stringify(at.values ?? {}, null, 2));
+  const [asNode, setAsNode] = useState("");
+  const [problem, setProblem] = useState<string>();
+  const save = async (e: FormEvent) => {
+    e.preventDefault();
+    let values: Record<string, unknown>;
+    try {
+      values = JSON.parse(text);
+    } catch {
+      setProblem("values: not JSON");
+      return;
+    }
+    try {
+      await client.threads.updateState(threadId, {
+        values,
+        asNode: asNode || undefined,
+        checkpointId: at.checkpointId,
+      });
+      onSaved();
+    } catch (err) {
+      setProblem(errorText(err));
+    }
+  };
+  return (
+    <form className="state-editor" aria-label="edit state" onSubmit={save}>
+      <h3>
+        Edit the state at <code>{at.label}</code>
+      </h3>
+      <label>
+        Values (JSON, merged through the graph&apos;s reducers)
+        <textarea rows={10} value={text} onChange={(e) => setText(e.target.value)} />
+      </label>
+      <label>
+        As node <input list="state-editor-nodes" value={asNode} onChange={(e) => setAsNode(e.target.value)} />
+        <datalist id="state-editor-nodes">
+          {nodes.map((n) => (
+            <option key={n} value={n} />
+          ))}
+        </datalist>
+      </label>
+      <div className="actions">
+        <button type="submit">Save state</button>
+        <button type="button" onClick={onClose}>
+          Close
+        </button>
+      </div>
+      {problem ? <p className="error">{problem}</p> : null}
+    </form>
+  );
+}
+
 export function ThreadView({ client, id }: { client: Client; id: string }) {
-  const thread = useLoad(() => client.threads.get(id), [client, id]);
-  const history = useLoad(() => client.threads.getHistory(id, { limit: 50 }), [client, id]);
+  const [tick, setTick] = useState(0);
+  const refresh = () => setTick((t) => t + 1);
+  const thread = useLoad(() => client.threads.get(id), [client, id, tick], true);
+  const history = useLoad(() => client.threads.getHistory(id, { limit: 50 }), [client, id, tick], true);
+  const [base, setBase] = useState<RunBase>();
+  const [editing, setEditing] = useState<{ checkpointId?: string; label: string; values: unknown }>();
   if (thread.error) return <p className="error">{errorText(thread.error)}</p>;
   const t = thread.data;
   if (!t) return <p className="muted">Loading…</p>;
+  const interrupts: Interrupt[] = Object.values(t.interrupts ?? {}).flat();
+  const meta = (t.metadata ?? {}) as { assistant_id?: string; graph_id?: string };
+  const states: ThreadState[] = history.data ?? [];
+  const nodes = [
+    ...new Set(states.flatMap((s) => Object.keys(((s.metadata ?? {}) as { writes?: object }).writes ?? {}))),
+  ].filter((n) => n !== "__start__");
   return (
     <section aria-label="thread">
       <h2>
         Thread <code>{t.thread_id}</code> <span className={`status ${t.status}`}>{t.status}</span>
       </h2>
+      <RunPanel
+        client={client}
+        threadId={id}
+        defaultAssistant={meta.assistant_id ?? meta.graph_id}
+        interrupts={interrupts}
+        base={base}
+        onClearBase={() => setBase(undefined)}
+        onEnd={() => {
+          setBase(undefined);
+          refresh();
+        }}
+      />
       <h3>Values</h3>
-      <pre>{JSON.stringify(t.values, null, 2)}</pre>
+      <pre data-testid="values">{JSON.stringify(t.values, null, 2)}</pre>
+      <button onClick={() => setEditing({ label: "the latest checkpoint", values: t.values })}>
+        Edit state
+      </button>
+      {editing ? (
+        <StateEditor
+          key={editing.checkpointId ?? "latest"}
+          client={client}
+          threadId={id}
+          at={editing}
+          nodes={nodes}
+          onSaved={() => {
+            setEditing(undefined);
+            refresh();
+          }}
+          onClose={() => setEditing(undefined)}
+        />
+      ) : null}
+      <h3>Runs</h3>
+      <RunList client={client} threadId={id} tick={tick} />
       <h3>History</h3>
       {history.error ? <p className="error">{errorText(history.error)}</p> : null}
       <ol className="timeline" aria-label="history">
-        {(history.data ?? []).map((s) => {
-          const meta = (s.metadata ?? {}) as { step?: number; source?: string; writes?: unknown };
+        {states.map((s) => {
+          const m = (s.metadata ?? {}) as { step?: number; source?: string; writes?: unknown };
+          const checkpointId = s.checkpoint.checkpoint_id ?? "";
+          const label = `step ${m.step ?? "?"} · ${checkpointId.slice(0, 8)}`;
           return (
-            <li key={s.checkpoint.checkpoint_id} data-testid="checkpoint">
+            <li key={checkpointId} data-testid="checkpoint" data-checkpoint={checkpointId} data-step={m.step}>
               <div>
-                step {meta.step ?? "?"} · {meta.source ?? ""} · next [{s.next.join(", ")}]
+                step {m.step ?? "?"} · {m.source ?? ""} · next [{s.next.join(", ")}]
                 <span className="muted"> {s.created_at ? new Date(s.created_at).toLocaleString() : ""}</span>
               </div>
-              {meta.writes ? <pre>{JSON.stringify(meta.writes, null, 2)}</pre> : null}
+              {m.writes ? <pre>{JSON.stringify(m.writes, null, 2)}</pre> : null}
+              <div className="actions">
+                <button onClick={() => setBase({ checkpointId, label })}>Fork from here</button>
+                <button onClick={() => setEditing({ checkpointId, label, values: s.values })}>
+                  Edit state here
+                </button>
+              </div>
             </li>
           );
         })}

@@ -1,13 +1,15 @@
 // The web console (console/, served at /console) in Debian's Chromium through playwright-core: the assistants and
-// a graph drawn with its nodes, the threads and a thread's history; with HANGAR_API_KEYS set, the console asks
-// for the key, loads nothing without it, refuses a wrong one and works with the right one. Each step's
-// screenshot goes to test/browser/screenshots/. On both backends.
+// a graph drawn with its nodes, the threads and a thread's history; a run started from the input form with its
+// tokens arriving, a subgraph's events under their namespace, a fork from an older checkpoint, the state edited
+// as a node, an assistant's config edited through its schema's form, an interrupt answered; with
+// HANGAR_API_KEYS set, the console asks for the key, loads nothing without it, refuses a wrong one and works
+// with the right one. Each step's screenshot goes to test/browser/screenshots/. On both backends.
 import { mkdirSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, useHangar } from "../helpers/server.ts";
-import { launchChromium } from "./harness.ts";
+import { launchChromium, pageProblems } from "./harness.ts";
 
 const SHOTS = join(ROOT, "test/browser/screenshots");
 const WAIT = { timeout: 90_000 };
@@ -28,22 +30,22 @@ afterAll(async () => {
 /** A new page that records console errors, page errors and failed requests (except the `expected` statuses). */
 async function newPage(expected: number[] = []): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.context.newPage();
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    // The browser reports each refused request on the console too: counted through the responses below.
-    if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(m.text());
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400 && !expected.includes(r.status())) problems.push(`HTTP ${r.status()} ${r.url()}`);
-  });
-  return { page, problems };
+  return { page, problems: await pageProblems(browser.context, page, expected) };
 }
 
 /** The `chat` graph's assistant in the console's list (its name, then its graph id). */
 const chatLink = (page: Page) =>
   page.getByRole("navigation", { name: "assistants" }).getByRole("link", { name: "chat chat" });
+
+type Messages = { messages: { content: string }[] };
+
+/** A new page on a thread of the open server. */
+async function openThread(threadId: string) {
+  const opened = await newPage();
+  await opened.page.goto(`${open.server.url}/console/#/threads/${threadId}`);
+  await opened.page.getByRole("heading", { name: new RegExp(threadId) }).waitFor(WAIT);
+  return opened;
+}
 
 /** Saves the page as test/browser/screenshots/console-<name>-<backend>.png. */
 const BACKEND = process.env.HANGAR_TEST_BACKEND ?? "embedded";
@@ -86,8 +88,128 @@ describe("web console", () => {
     // The values as the API has them (the fake model's answer depends on the runs before: its replies cycle).
     const { values } = await client.threads.getState<{ messages: { content: string }[] }>(thread.thread_id);
     const answer = values.messages[values.messages.length - 1].content;
-    await expect.poll(() => page.locator("pre").first().textContent(), WAIT).toContain(answer);
+    await expect.poll(() => page.getByTestId("values").textContent(), WAIT).toContain(answer);
     await shot(page, "thread");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("starts a run from the input form and shows its tokens as they arrive; lists the run", async () => {
+    const { client } = open;
+    const thread = await client.threads.create({ metadata: { console_test: "run" } });
+    const { page, problems } = await openThread(thread.thread_id);
+    await page.getByLabel("Assistant").selectOption({ label: "chat (chat)" });
+    await page.getByLabel("messages (a user message)").fill("hello console");
+    await page.getByRole("button", { name: "Start run" }).click();
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
+    // The answer came as several `messages` events (tokens), joined into the reply shown.
+    const tokens = await page.locator('[data-testid="event"][data-event="messages"]').count();
+    expect(tokens).toBeGreaterThan(1);
+    const { values } = await client.threads.getState<Messages>(thread.thread_id);
+    expect(values.messages.map((m) => m.content)[0]).toBe("hello console");
+    const answer = values.messages[values.messages.length - 1].content;
+    expect(await page.getByTestId("reply").first().textContent()).toBe(answer);
+    // The runs list: the run, finished.
+    const [run] = await client.runs.list(thread.thread_id);
+    const row = page.getByTestId("run-row");
+    await expect.poll(() => row.first().getAttribute("data-status"), WAIT).toBe("success");
+    expect(await row.first().textContent()).toContain(run.run_id.slice(0, 8));
+    await shot(page, "run");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("shows a subgraph's events under their namespace, custom events included", async () => {
+    const thread = await open.client.threads.create();
+    const { page, problems } = await openThread(thread.thread_id);
+    await page.getByLabel("Assistant").selectOption({ label: "research (research)" });
+    await page.getByLabel("topic", { exact: true }).fill("owls");
+    await page.getByRole("button", { name: "Start run" }).click();
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
+    const names = await page
+      .getByTestId("event")
+      .evaluateAll((els) => els.map((e) => e.getAttribute("data-event") ?? ""));
+    expect(names.filter((n) => /^updates\|research:/.test(n)).length).toBeGreaterThan(0);
+    expect(names.filter((n) => /^custom\|research:/.test(n)).length).toBe(2);
+    expect(names).toContain("values");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("forks from an older checkpoint and edits the state as a node", async () => {
+    const { client } = open;
+    const thread = await client.threads.create();
+    for (const content of ["first", "second"])
+      await client.runs.wait(thread.thread_id, "chat", { input: { messages: [{ role: "user", content }] } });
+    const { page, problems } = await openThread(thread.thread_id);
+    // The checkpoint that ended the first turn (step 1: its two messages), forked with another message.
+    const history = await client.threads.getHistory(thread.thread_id, { limit: 50 });
+    const older = history.find((s) => s.metadata?.step === 1)!;
+    const item = page.locator(`[data-checkpoint="${older.checkpoint.checkpoint_id}"]`);
+    await item.getByRole("button", { name: "Fork from here" }).click();
+    await page.getByText("(a fork)").waitFor(WAIT);
+    await page.getByLabel("Assistant").selectOption({ label: "chat (chat)" });
+    await page.getByLabel("messages (a user message)").fill("instead");
+    await page.getByRole("button", { name: "Start run" }).click();
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
+    const forked = await client.threads.getState<Messages>(thread.thread_id);
+    // The first turn, then the fork's: the second turn is not in this branch.
+    expect(forked.values.messages.map((m) => m.content).slice(0, 1)).toEqual(["first"]);
+    expect(forked.values.messages.map((m) => m.content)[2]).toBe("instead");
+    expect(forked.values.messages).toHaveLength(4);
+    await shot(page, "fork");
+
+    // Edit the state as the agent node: a message appended through the reducer, a checkpoint of source update.
+    await page.getByRole("button", { name: "Edit state", exact: true }).click();
+    const editor = page.getByRole("form", { name: "edit state" });
+    await editor.getByLabel("Values").fill('{"messages": [{"role": "ai", "content": "edited by hand"}]}');
+    await editor.getByLabel("As node").fill("agent");
+    await editor.getByRole("button", { name: "Save state" }).click();
+    await expect.poll(() => page.getByTestId("values").textContent(), WAIT).toContain("edited by hand");
+    const edited = await client.threads.getState<Messages>(thread.thread_id);
+    expect(edited.values.messages).toHaveLength(5);
+    expect(edited.values.messages[4].content).toBe("edited by hand");
+    expect(edited.metadata?.source).toBe("update");
+    expect(Object.keys((edited.metadata?.writes ?? {}) as object)).toEqual(["agent"]);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("edits an assistant's config through its schema's form, and answers an interrupt", async () => {
+    const { client } = open;
+    const [approval] = await client.assistants.search({ graphId: "approval" });
+    const { page, problems } = await newPage();
+    await page.goto(`${open.server.url}/console/#/assistants/${approval.assistant_id}`);
+    const form = page.getByRole("form", { name: "config" });
+    await form.getByLabel("reviewer").fill("Ada");
+    await form.getByRole("button", { name: "Save config" }).click();
+    await page.getByText(`Saved as version ${approval.version + 1}`).waitFor(WAIT);
+    const updated = await client.assistants.get(approval.assistant_id);
+    expect(updated.version).toBe(approval.version + 1);
+    expect(updated.config.configurable).toMatchObject({ reviewer: "Ada" });
+    await expect.poll(() => page.getByTestId("version").count(), WAIT).toBe(2);
+    await shot(page, "config");
+
+    // A run of it stops at its interrupt, which names the reviewer from the config; answered in the console.
+    const thread = await client.threads.create();
+    await page.goto(`${open.server.url}/console/#/threads/${thread.thread_id}`);
+    await page.getByLabel("Assistant").selectOption({ label: "approval (approval)" });
+    await page.getByLabel("request", { exact: true }).fill("a new roof");
+    await page.getByRole("button", { name: "Start run" }).click();
+    const asked = page.getByTestId("interrupt");
+    await asked.waitFor(WAIT);
+    expect(JSON.parse((await asked.textContent()) ?? "")).toEqual({
+      question: "Approve this draft?",
+      draft: "Proposal: a new roof",
+      reviewer: "Ada",
+    });
+    await shot(page, "interrupt");
+    await page.getByRole("form", { name: "interrupt" }).getByLabel("Answer").fill("approved");
+    await page.getByRole("button", { name: "Resume" }).click();
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
+    const state = await client.threads.getState<{ decision: string }>(thread.thread_id);
+    expect(state.values.decision).toBe("approved");
+    await expect.poll(() => asked.count(), WAIT).toBe(0);
     expect(problems).toEqual([]);
     await page.close();
   });

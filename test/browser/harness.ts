@@ -6,7 +6,7 @@ import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
 import { dirname, extname, join, normalize, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
-import { chromium, type BrowserContext } from "playwright-core";
+import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 
 export const PAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "page");
@@ -127,4 +127,37 @@ export function usePage(pages?: string[]) {
     if (dir) rmSync(dir, { recursive: true, force: true });
   });
   return env;
+}
+
+/**
+ * What goes wrong on a page, as it happens: console errors, page errors, requests that failed in the network
+ * (reset, refused, cut short), and responses with an HTTP error status (but the `expected` ones). Failures are
+ * taken from Chromium's own network events (CDP `Network.loadingFailed`), leaving out the ones the page itself
+ * cancelled (`canceled`): an event stream the SDK has read to its end is sometimes reported cancelled when the
+ * page lets go of the response before the loader's completion arrives (seen with no script cancelling
+ * anything, and a clean end in Chromium's net log); Playwright's `requestfailed` reports every such stream as
+ * `net::ERR_ABORTED`. A stream cut short still shows: the page reports the run failed.
+ */
+export async function pageProblems(
+  context: BrowserContext,
+  page: Page,
+  expected: number[] = [],
+): Promise<string[]> {
+  const problems: string[] = [];
+  page.on("console", (m) => {
+    // The browser reports each refused request on the console too: counted through the responses below.
+    if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(m.text());
+  });
+  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
+  page.on("response", (r) => {
+    if (r.status() >= 400 && !expected.includes(r.status())) problems.push(`HTTP ${r.status()} ${r.url()}`);
+  });
+  const cdp = await context.newCDPSession(page);
+  const urls = new Map<string, string>();
+  cdp.on("Network.requestWillBeSent", (e) => urls.set(e.requestId, e.request.url));
+  cdp.on("Network.loadingFailed", (e) => {
+    if (!e.canceled) problems.push(`failed: ${urls.get(e.requestId) ?? e.requestId} ${e.errorText}`);
+  });
+  await cdp.send("Network.enable");
+  return problems;
 }
