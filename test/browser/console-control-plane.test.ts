@@ -2,10 +2,11 @@
 // Chromium through playwright-core, against a real `hangar control-plane` with its local reconciler: the console
 // asks for the key (the API got nothing but the probe), refuses a wrong one; a deployment of a copy of examples/
 // made through the form, its build log followed live and its revision reaching DEPLOYED on the page; the
-// deployment's URL opens its own Agent Server's console (the `chat` assistant listed); the deployments list and
-// the listeners page; the deployment deleted through the page. No page error, console error or failed request.
-// Each step's screenshot goes to test/browser/screenshots/. On both backends (the control plane's store on
-// PostgreSQL in the postgres project).
+// deployment's URL opens its own Agent Server's console (the `chat` assistant listed); Redeploy makes a revision
+// that takes over; the deployments list and the listeners page; the console's files served without a key, nothing
+// else; the deployment deleted through the page. No page error, console error or failed request. Each step's
+// screenshot goes to test/browser/screenshots/. On both backends (the control plane's store on PostgreSQL in the
+// postgres project).
 import { cpSync, mkdirSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
@@ -177,6 +178,28 @@ describe("control plane web console", () => {
     expect(problems).toEqual([]);
   });
 
+  it("Redeploy makes a new revision, followed to DEPLOYED, which then serves", async () => {
+    const view = page.getByRole("region", { name: "deployment" });
+    const first = (await api.get(`/v2/deployments/${deploymentId}`)).body.latest_revision_id;
+    await view.getByRole("button", { name: "Redeploy" }).click();
+    const rows = page.getByRole("table", { name: "revisions" }).getByRole("row");
+    // The header and two revisions, the new one first.
+    await expect.poll(() => rows.count(), WAIT).toBe(3);
+    await rows.nth(1).getByText("DEPLOYED", { exact: true }).waitFor(WAIT);
+    await rows.nth(1).getByText("(serving)").waitFor(WAIT);
+    const d = (await api.get(`/v2/deployments/${deploymentId}`)).body;
+    expect(d.latest_revision_id).not.toBe(first);
+    expect(d.active_revision_id).toBe(d.latest_revision_id);
+    expect(calls).toContain(`PATCH /v2/deployments/${deploymentId}`);
+    // The logs shown are the new revision's.
+    await page
+      .getByRole("heading", { name: `Build log of revision ${d.latest_revision_id.slice(0, 8)}` })
+      .waitFor(WAIT);
+    await expect.poll(() => page.getByRole("button", { name: "Load new lines" }).count(), WAIT).toBe(2);
+    await shot(page, "redeployed");
+    expect(problems).toEqual([]);
+  });
+
   it("lists the deployment with its type, latest revision's status and URL", async () => {
     await page.getByRole("link", { name: "← Deployments" }).click();
     const row = page.getByTestId("deployment-row");
@@ -203,6 +226,25 @@ describe("control plane web console", () => {
     expect(cells.slice(0, 5)).toEqual([made.body.id, "k8s", "console-cluster", "agents", ""]);
     await shot(page, "listeners");
     expect(problems).toEqual([]);
+  });
+
+  it("serves the console without a key, and nothing else new: unknown paths are still 404", async () => {
+    const root = await fetch(`${cp.url}/`);
+    expect(root.status).toBe(200);
+    expect(root.headers.get("content-type")).toMatch(/^text\/html/);
+    const html = await root.text();
+    const asset = /src="\.\/(assets\/[^"]+\.js)"/.exec(html)?.[1];
+    expect(asset).toBeDefined();
+    const js = await fetch(`${cp.url}/${asset}`);
+    expect(js.status).toBe(200);
+    expect(js.headers.get("content-type")).toMatch(/javascript/);
+    for (const path of ["/assets/nothing.js", "/nothing", "/index.html", "/control-plane.html"]) {
+      const res = await fetch(`${cp.url}${path}`);
+      expect(res.status, path).toBe(404);
+      expect(await res.json()).toEqual({ detail: "Not Found" });
+    }
+    // The API still wants the key.
+    expect((await fetch(`${cp.url}/v2/deployments`)).status).toBe(401);
   });
 
   it("deletes the deployment after a confirmation", async () => {
