@@ -3,7 +3,7 @@
 // appended), once more when it got there, then on demand.
 import { useEffect, useRef, useState } from "react";
 import { errorText } from "../load.ts";
-import type { CpApi, LogLine } from "./api.ts";
+import { statusOf, type CpApi, type LogLine } from "./api.ts";
 
 const PAGE = 1000;
 const EVERY_MS = 1500;
@@ -46,7 +46,7 @@ export function LogView({
     const tick = async () => {
       active = true;
       // Whether to come back is judged before the read: the read after the revision got there is the last one.
-      const wasLive = liveRef.current;
+      let wasLive = liveRef.current;
       setFollowing(wasLive);
       try {
         for (;;) {
@@ -62,7 +62,11 @@ export function LogView({
         }
         setError(undefined);
       } catch (e) {
-        if (!stopped) setError(errorText(e));
+        if (stopped) return;
+        setError(errorText(e));
+        // A refusal (4xx: the key, a deleted deployment) ends the follow; the network or a 5xx may come back.
+        const status = statusOf(e);
+        if (status !== undefined && status < 500) wasLive = false;
       }
       if (stopped) return;
       if (wasLive) timer = setTimeout(() => void tick(), EVERY_MS);
