@@ -25,8 +25,9 @@ await build({
   logLevel: "warning",
 });
 cpSync(src, dist, { recursive: true, filter: (from) => !/\.tsx?$/.test(from) });
-// The web console (console/, React): bundled by Vite into dist/console, served at /console. Relative asset paths, so
-// it works under any prefix (the Agent Server's /console/, the control plane's root).
+// The web consoles (console/, React): bundled by Vite into dist/console, sharing its assets/ folder: the Agent
+// Server's (index.html, served at /console/) and the control plane's (control-plane.html, served at the control
+// plane's root). Relative asset paths, so they work under any prefix.
 const { build: viteBuild } = await import("vite");
 await viteBuild({
   root: `${root}console`,
@@ -42,6 +43,7 @@ await viteBuild({
     emptyOutDir: true,
     chunkSizeWarningLimit: 2000,
     rollupOptions: {
+      input: [`${root}console/index.html`, `${root}console/control-plane.html`],
       // The SDK's "use client" directives and zod's comments are harmless in a bundle: no noise in the output.
       onwarn(warning, warn) {
         if (warning.code === "MODULE_LEVEL_DIRECTIVE" || warning.code === "INVALID_ANNOTATION") return;

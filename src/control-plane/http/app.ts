@@ -1,5 +1,6 @@
 // Builds the control plane's Fastify application: FastAPI-style validation and errors, the OpenAPI document
-// and docs page, the health route, the API (behind the API key) and the upload PUT (behind its token).
+// and docs page, the health route, the API (behind the API key), the upload PUT (behind its token) and the web
+// console at the root (static files, without a key).
 import { createRequire } from "node:module";
 import fastify, {
   type FastifyError,
@@ -15,6 +16,7 @@ import type { CpContext } from "../domain/context.js";
 import { cpNotFoundRoute, CpValidationError, installCpErrorHandler, type ValidationItem } from "./errors.js";
 import { installJsonLimits, MAX_JSON_DEPTH, type InputProblem } from "../../lib/json-limits.js";
 import { cpValidatorCompiler } from "./validation.js";
+import { cpConsoleRoutes } from "./console.js";
 import { deploymentRoutes } from "./routes/deployments.js";
 import { listenerAgentRoutes } from "./routes/listener-agent.js";
 import { listenerRoutes } from "./routes/listeners.js";
@@ -130,6 +132,7 @@ export async function buildCpApp(
     await api.register(logRoutes(ctx));
   });
   await app.register(uploadPutRoute(ctx));
+  await app.register(cpConsoleRoutes());
   if (extraRoutes) await extraRoutes(app);
   app.setNotFoundHandler(cpNotFoundRoute);
   return app;

@@ -166,6 +166,9 @@ export class LocalRuntime implements Runtime {
     args.push("--host", "127.0.0.1");
     const writable: string[] = [];
     const extra: Record<string, string> = {
+      // Its web console at `<deployment URL>/console/` (its API's auth applies to what it loads); a secret may
+      // turn it off.
+      HANGAR_CONSOLE: "true",
       ...secrets,
       // Beside its predecessor on the same data, it takes over unfinished runs only when told (takeOver).
       HANGAR_RECOVER_ON_START: "false",

@@ -1,0 +1,143 @@
+// The control plane console's access to the API: JSON calls to the control plane it is served by (the folder it
+// is served from, or `?api=`), with the key the user entered (X-Api-Key or Authorization: Bearer) and an optional
+// workspace (X-Tenant-Id), kept in this browser's localStorage. Also the API's shapes the pages use.
+
+export type CpCredential = { kind: "api-key" | "bearer"; value: string; tenant?: string } | null;
+
+const KEY = "hangar-cp-console-credential";
+
+/** The API's base URL: the folder the console is served from (the control plane's root). */
+export function cpApiUrl(): string {
+  const fromQuery = new URLSearchParams(location.search).get("api");
+  return (fromQuery ?? new URL("./", location.href).href).replace(/\/+$/, "");
+}
+
+export function savedCpCredential(): CpCredential {
+  try {
+    const c = JSON.parse(localStorage.getItem(KEY) ?? "null") as CpCredential;
+    if (!c || (c.kind !== "api-key" && c.kind !== "bearer") || typeof c.value !== "string") return null;
+    return { kind: c.kind, value: c.value, tenant: typeof c.tenant === "string" ? c.tenant : undefined };
+  } catch {
+    return null;
+  }
+}
+
+export function saveCpCredential(c: CpCredential): void {
+  if (c) localStorage.setItem(KEY, JSON.stringify(c));
+  else localStorage.removeItem(KEY);
+}
+
+/** Headers that carry the credential (and the workspace). */
+export function cpAuthHeaders(c: CpCredential): Record<string, string> {
+  if (!c) return {};
+  const h: Record<string, string> =
+    c.kind === "api-key" ? { "X-Api-Key": c.value } : { Authorization: `Bearer ${c.value}` };
+  if (c.tenant) h["X-Tenant-Id"] = c.tenant;
+  return h;
+}
+
+/** An answer of the API that is not a success: its status and its `detail` as text. */
+export class ApiError extends Error {
+  constructor(
+    readonly status: number,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** The text of an error body: `{detail: "..."}`, or a validation error's items (`loc: msg`). */
+function detailText(body: unknown, status: number): string {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail)) {
+    return detail
+      .map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg ?? ""}`)
+      .join("; ");
+  }
+  return `HTTP ${status}`;
+}
+
+export type CpApi = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
+
+/** A function calling the API with the credential; throws ApiError for an answer of 400 or more. */
+export function makeCpApi(c: CpCredential): CpApi {
+  const base = cpApiUrl();
+  return async <T>(method: string, path: string, body?: unknown): Promise<T> => {
+    const headers: Record<string, string> = { ...cpAuthHeaders(c) };
+    if (body !== undefined) headers["Content-Type"] = "application/json";
+    const res = await fetch(`${base}${path}`, {
+      method,
+      headers,
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
+    const text = await res.text();
+    let parsed: unknown = undefined;
+    try {
+      parsed = text ? JSON.parse(text) : undefined;
+    } catch {
+      parsed = text;
+    }
+    if (!res.ok) throw new ApiError(res.status, detailText(parsed, res.status));
+    return parsed as T;
+  };
+}
+
+export const statusOf = (e: unknown): number | undefined => (e instanceof ApiError ? e.status : undefined);
+
+// ---- the API's shapes (what the pages read of them)
+
+export interface Page<T> {
+  resources: T[];
+  offset: number;
+}
+
+export interface Deployment {
+  id: string;
+  name: string;
+  source: string;
+  source_config: { repo_url?: string | null; deployment_type?: string | null; custom_url?: string | null };
+  source_revision_config: Record<string, string | null | undefined>;
+  secrets: { name: string; value: string }[];
+  status: string;
+  latest_revision_id: string | null;
+  active_revision_id: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface Revision {
+  id: string;
+  status: string;
+  source: string;
+  status_message?: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+export interface LogLine {
+  timestamp: string;
+  level: string;
+  message: string;
+  revision_id?: string | null;
+}
+
+export interface Listener {
+  id: string;
+  compute_type: string;
+  compute_id: string;
+  version: string | null;
+  compute_config: { k8s_namespaces: string[] | null };
+  created_at: string;
+  updated_at: string;
+}
+
+/** A revision's statuses on its way to DEPLOYED (or a failure): while in one, the console keeps polling. */
+export const IN_PROGRESS = new Set([
+  "CREATING",
+  "QUEUED",
+  "AWAITING_BUILD",
+  "BUILDING",
+  "AWAITING_DEPLOY",
+  "DEPLOYING",
+]);
