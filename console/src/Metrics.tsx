@@ -95,10 +95,10 @@ const CHARTS: ChartDef[] = [
       for (const s of samples)
         for (const k of Object.keys(s.values))
           if (k.startsWith("finished:") && k !== "finished:total") statuses.add(k);
-      return [
-        ["finished:total", "all"],
-        ...[...statuses].sort().map((k): [string, string] => [k, k.slice(9)]),
-      ];
+      // One line per status; until a run ends, the total (0) alone.
+      return statuses.size
+        ? [...statuses].sort().map((k): [string, string] => [k, k.slice(9)])
+        : [["finished:total", "all"]];
     },
   },
   { title: "Stream clients", metric: "hangar_stream_clients", series: [["streams", "open streams"]] },
@@ -207,6 +207,13 @@ function Chart({ def, samples }: { def: ChartDef; samples: Sample[] }) {
         {series.map(([k], i) => (
           <path key={k} d={path(k)} stroke={COLORS[i % COLORS.length]} className="line" />
         ))}
+        {/* The latest value of each series as a dot (a single sample has no line to draw). */}
+        {series.map(([k], i) => {
+          const v = latest?.values[k];
+          return v === undefined ? null : (
+            <circle key={k} cx={x(samples.length - 1)} cy={y(v)} r={2.5} fill={COLORS[i % COLORS.length]} />
+          );
+        })}
       </svg>
       {exposed ? (
         <ul className="legend">

@@ -409,6 +409,7 @@ function PutForm({
       <label>
         Value (JSON object)
         <textarea
+          id="put-item-value"
           rows={6}
           value={draft.value}
           placeholder='{"text": "hello"}'
@@ -470,13 +471,15 @@ export function StorePage({ client }: { client: Client; credential: Credential }
             client={client}
             selected={selected}
             version={version}
-            onEdit={(item) =>
+            onEdit={(item) => {
               setDraft({
                 namespace: joinNamespace(item.namespace),
                 key: item.key,
                 value: JSON.stringify(item.value, null, 2),
-              })
-            }
+              });
+              // To the form's value, to change it.
+              requestAnimationFrame(() => document.getElementById("put-item-value")?.focus());
+            }}
             onDeleted={() => {
               setSelected(undefined);
               setVersion((v) => v + 1);
