@@ -290,7 +290,7 @@ export function CronsPage({ client }: { client: Client; credential: Credential }
   if (assistants.error) return <p className="error">{errorText(assistants.error)}</p>;
   if (!assistants.data) return <p className="muted">Loading assistants…</p>;
   return (
-    <div className="pages-stack">
+    <div className="console-page pages-stack">
       <CronList client={client} assistants={assistants.data} version={version} onChanged={bump} />
       <CreateCron client={client} assistants={assistants.data} onCreated={bump} />
     </div>

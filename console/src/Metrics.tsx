@@ -264,7 +264,7 @@ export function MetricsPage({ credential }: { client: Client; credential: Creden
   }, [credential, paused]);
   const last = samples[samples.length - 1];
   return (
-    <section aria-label="metrics">
+    <section aria-label="metrics" className="console-page">
       <div className="metrics-head">
         <h2>Metrics</h2>
         <button type="button" aria-pressed={paused} onClick={() => setPaused(!paused)}>

@@ -452,7 +452,7 @@ export function StorePage({ client }: { client: Client; credential: Credential }
     setDraft((d) => (d.key || d.value ? d : { ...d, namespace: nsId }));
   }, [nsId]);
   return (
-    <div className="pages-split">
+    <div className="console-page pages-split">
       <NamespaceList client={client} selected={nsId || undefined} version={version} />
       <div className="pages-main">
         {namespace.length ? (
