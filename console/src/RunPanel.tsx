@@ -21,8 +21,15 @@ function textOf(content: unknown): string {
   return "";
 }
 
-/** A short line for an event's data. */
-function brief(data: unknown): string {
+/** A short line for an event's data: a message chunk as its text and node, anything else as JSON. */
+function brief(event: string, data: unknown): string {
+  if ((event === "messages" || event.startsWith("messages|")) && Array.isArray(data)) {
+    const [chunk, meta] = data as [
+      { content?: unknown; type?: string },
+      { langgraph_node?: string } | undefined,
+    ];
+    return `${JSON.stringify(textOf(chunk?.content))} · ${chunk?.type ?? "message"}${meta?.langgraph_node ? ` from ${meta.langgraph_node}` : ""}`;
+  }
   const s = JSON.stringify(data) ?? "";
   return s.length > 300 ? `${s.slice(0, 300)}…` : s;
 }
@@ -81,6 +88,8 @@ export function RunPanel({
   const [events, setEvents] = useState<Event[]>([]);
   const [replies, setReplies] = useState<{ id: string; ns: string; text: string }[]>([]);
   const abort = useRef<AbortController | null>(null);
+  /** Cancel was asked for the run being watched: however its stream ends, it ends cancelled. */
+  const cancelling = useRef(false);
   useEffect(() => () => abort.current?.abort(), []);
 
   const start = async (payload: {
@@ -92,6 +101,7 @@ export function RunPanel({
     setReplies([]);
     setRunId(undefined);
     setPhase("running");
+    cancelling.current = false;
     const controller = new AbortController();
     abort.current = controller;
     let n = 0;
@@ -126,9 +136,9 @@ export function RunPanel({
             });
         }
       }
-      setPhase(failed ? "failed" : "done");
+      setPhase(cancelling.current ? "cancelled" : failed ? "failed" : "done");
     } catch (e) {
-      if (controller.signal.aborted) setPhase("cancelled");
+      if (controller.signal.aborted || cancelling.current) setPhase("cancelled");
       else {
         setProblem(errorText(e));
         setPhase("failed");
@@ -158,6 +168,7 @@ export function RunPanel({
   };
 
   const cancel = async () => {
+    cancelling.current = true;
     try {
       if (runId) await client.runs.cancel(threadId, runId);
     } catch (e) {
@@ -234,7 +245,7 @@ export function RunPanel({
         <ol className="events" aria-label="events">
           {events.map((e) => (
             <li key={e.n} data-testid="event" data-event={e.event}>
-              <strong>{e.event}</strong> <code>{brief(e.data)}</code>
+              <strong>{e.event}</strong> <code>{brief(e.event, e.data)}</code>
             </li>
           ))}
         </ol>

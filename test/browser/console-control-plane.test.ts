@@ -13,7 +13,7 @@ import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpClient, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
-import { launchChromium } from "./harness.ts";
+import { launchChromium, pageProblems } from "./harness.ts";
 
 const SHOTS = join(ROOT, "test/browser/screenshots");
 const WAIT = { timeout: 150_000 };
@@ -51,19 +51,6 @@ afterAll(async () => {
   if (cp) cleanupDir(cp.dataDir);
 });
 
-/** Records a page's console errors, page errors and failed requests (except the `expected` statuses). */
-function watch(page: Page, problems: string[], expected: number[] = []): void {
-  page.on("console", (m) => {
-    // The browser reports each refused request on the console too: counted through the responses below.
-    if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(m.text());
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400 && !expected.includes(r.status())) problems.push(`HTTP ${r.status()} ${r.url()}`);
-  });
-}
-
 /** Saves the page as test/browser/screenshots/console-cp-<name>-<backend>.png. */
 const BACKEND = process.env.HANGAR_TEST_BACKEND ?? "embedded";
 const shot = (page: Page, name: string) =>
@@ -80,7 +67,7 @@ describe("control plane web console", () => {
   it("asks for the key, loads nothing without it, refuses a wrong one, goes in with the right one", async () => {
     page = await browser.context.newPage();
     const before: string[] = [];
-    watch(page, before, [401]);
+    await pageProblems(browser.context, page, [401], before);
     page.on("request", (r) => {
       const path = new URL(r.url()).pathname;
       if (path !== "/" && !path.startsWith("/assets/")) calls.push(`${r.method()} ${path}`);
@@ -98,7 +85,7 @@ describe("control plane web console", () => {
     await page.getByText("The server refused it").waitFor(WAIT);
     expect(before.filter((p) => !/HTTP 401 .*\/v2\/deployments\?limit=1$/.test(p))).toEqual([]);
 
-    watch(page, problems);
+    await pageProblems(browser.context, page, [], problems);
     await page.getByLabel("Key", { exact: true }).fill(KEY);
     await page.getByRole("button", { name: "Use it" }).click();
     await page.getByText("No deployments yet").waitFor(WAIT);
@@ -167,7 +154,7 @@ describe("control plane web console", () => {
     const link = page.getByRole("region", { name: "deployment" }).getByRole("link", { name: url });
     expect(await link.getAttribute("href")).toBe(`${url}/console/`);
     const [agent] = await Promise.all([browser.context.waitForEvent("page"), link.click()]);
-    watch(agent, problems);
+    await pageProblems(browser.context, agent, [], problems);
     await agent
       .getByRole("navigation", { name: "assistants" })
       .getByRole("link", { name: "chat chat" })

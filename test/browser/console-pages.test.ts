@@ -8,7 +8,7 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { ROOT, useHangar } from "../helpers/server.ts";
-import { launchChromium } from "./harness.ts";
+import { launchChromium, pageProblems } from "./harness.ts";
 
 const SHOTS = join(ROOT, "test/browser/screenshots");
 const WAIT = { timeout: 90_000 };
@@ -28,15 +28,7 @@ afterAll(async () => {
 async function newPage(): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.context.newPage();
   await page.setViewportSize({ width: 1366, height: 900 });
-  const problems: string[] = [];
-  page.on("console", (m) => {
-    if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(m.text());
-  });
-  page.on("pageerror", (e) => problems.push(`page error: ${e.message}`));
-  page.on("requestfailed", (r) => problems.push(`failed: ${r.url()} ${r.failure()?.errorText}`));
-  page.on("response", (r) => {
-    if (r.status() >= 400) problems.push(`HTTP ${r.status()} ${r.url()}`);
-  });
+  const problems = await pageProblems(browser.context, page);
   return { page, problems };
 }
 

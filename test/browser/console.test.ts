@@ -5,6 +5,7 @@
 // HANGAR_API_KEYS set, the console asks for the key, loads nothing without it, refuses a wrong one and works
 // with the right one. Each step's screenshot goes to test/browser/screenshots/. On both backends.
 import { mkdirSync } from "node:fs";
+import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -17,6 +18,11 @@ const KEY = "console-test-key-1234";
 
 const open = useHangar({ env: { HANGAR_CONSOLE: "true" } });
 const keyed = useHangar({ env: { HANGAR_CONSOLE: "true", HANGAR_API_KEYS: KEY } });
+// The run suites' project: its `steps` graph holds a run at a step until a file exists (or the run is cancelled).
+const steps = useHangar({
+  config: "test/fixtures/runs-project/langgraph.json",
+  env: { HANGAR_CONSOLE: "true" },
+});
 
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 beforeAll(async () => {
@@ -239,6 +245,35 @@ describe("web console", () => {
     // Kept: a reload goes straight in.
     await page.reload();
     await chatLink(page).waitFor(WAIT);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("cancels a running run", async () => {
+    const { client } = steps;
+    const thread = await client.threads.create();
+    const { page, problems } = await newPage();
+    await page.goto(`${steps.server.url}/console/#/threads/${thread.thread_id}`);
+    await page.getByLabel("Assistant").selectOption({ label: "steps (steps)" });
+    // Held at its second step until a file that is never created appears.
+    const gate = join(tmpdir(), `hangar-console-never-${process.pid}`);
+    const job = { label: "c", steps: 3, hold_at: 1, gate_file: gate };
+    await page.getByLabel("job (JSON)").fill(JSON.stringify(job));
+    await page.getByRole("button", { name: "Start run" }).click();
+    // Running: the first step's update has arrived.
+    await page.locator('[data-testid="event"][data-event="updates"]').first().waitFor(WAIT);
+    expect(await page.getByTestId("run-phase").textContent()).toBe("running");
+    const [running] = await client.runs.list(thread.thread_id);
+    expect(running.status).toBe("running");
+    await page.getByRole("button", { name: "Cancel run" }).click();
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("cancelled");
+    await expect
+      .poll(async () => (await client.runs.get(thread.thread_id, running.run_id)).status, WAIT)
+      .toBe("interrupted");
+    await expect
+      .poll(() => page.getByTestId("run-row").first().getAttribute("data-status"), WAIT)
+      .toBe("interrupted");
+    await shot(page, "cancel");
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -136,14 +136,15 @@ export function usePage(pages?: string[]) {
  * cancelled (`canceled`): an event stream the SDK has read to its end is sometimes reported cancelled when the
  * page lets go of the response before the loader's completion arrives (seen with no script cancelling
  * anything, and a clean end in Chromium's net log); Playwright's `requestfailed` reports every such stream as
- * `net::ERR_ABORTED`. A stream cut short still shows: the page reports the run failed.
+ * `net::ERR_ABORTED`. A stream cut short still shows: the page reports the run failed. Returns `problems`, which
+ * it adds to.
  */
 export async function pageProblems(
   context: BrowserContext,
   page: Page,
   expected: number[] = [],
+  problems: string[] = [],
 ): Promise<string[]> {
-  const problems: string[] = [];
   page.on("console", (m) => {
     // The browser reports each refused request on the console too: counted through the responses below.
     if (m.type() === "error" && !/Failed to load resource/.test(m.text())) problems.push(m.text());
