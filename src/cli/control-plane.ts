@@ -104,6 +104,7 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     log.info(`data: ${dataDir}`);
     log.info(`store: ${database ? describeDatabase(database) : join(dataDir, "control-plane.db")}`);
     log.info(`docs: ${cp.url}/docs`);
+    log.info(`console: ${cp.url}/`);
     if (sandbox) log.info(`sandbox: ${sandbox.describe()}`);
     let stopping = false;
     const stop = async () => {
