@@ -85,6 +85,9 @@ describe("npm pack", () => {
     expect(packed).toContain("bin/hangar.js");
     expect(packed).toContain("dist/cli/main.js");
     expect(packed).toContain("package.json");
+    // Both consoles, prebuilt: the Agent Server's (/console/) and the control plane's (its root).
+    expect(packed).toContain("dist/console/index.html");
+    expect(packed).toContain("dist/console/control-plane.html");
     const sql = readdirSync(join(ROOT, "src"), { recursive: true, encoding: "utf8" })
       .filter((f) => f.endsWith(".sql"))
       .map((f) => `dist/${f.split("\\").join("/")}`);
