@@ -30,6 +30,8 @@ export function consoleRoutes(dir = CONSOLE_DIR): FastifyPluginAsync {
       // @fastify/swagger-ui registers its own instance; this one adds nothing to the reply.
       decorateReply: false,
       index: ["index.html"],
+      // The folder also holds the control plane's page (served at the control plane's root), not this server's.
+      allowedPath: (path) => !path.endsWith("/control-plane.html"),
       schemaHide: true,
       cacheControl: true,
       maxAge: 0,

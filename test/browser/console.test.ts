@@ -64,6 +64,8 @@ describe("web console", () => {
     // /console redirects to the folder the console's assets are relative to.
     await page.goto(`${open.server.url}/console`);
     expect(new URL(page.url()).pathname).toBe("/console/");
+    // The control plane's page, built into the same folder, is not this server's.
+    expect((await fetch(`${open.server.url}/console/control-plane.html`)).status).toBe(404);
     await chatLink(page).click(WAIT);
     const nodes = page.getByTestId("graph-node");
     await nodes.first().waitFor(WAIT);
@@ -212,10 +214,63 @@ describe("web console", () => {
     await shot(page, "interrupt");
     await page.getByRole("form", { name: "interrupt" }).getByLabel("Answer").fill("approved");
     await page.getByRole("button", { name: "Resume" }).click();
-    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
-    const state = await client.threads.getState<{ decision: string }>(thread.thread_id);
-    expect(state.values.decision).toBe("approved");
+    // (The phase shown was already "done", from the run that stopped at the interrupt: the state tells.)
+    await expect
+      .poll(
+        async () => (await client.threads.getState<{ decision?: string }>(thread.thread_id)).values.decision,
+        WAIT,
+      )
+      .toBe("approved");
     await expect.poll(() => asked.count(), WAIT).toBe(0);
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("works from the keyboard: runs started and an interrupt answered without the mouse", async () => {
+    const { client } = open;
+    const thread = await client.threads.create();
+    const { page, problems } = await openThread(thread.thread_id);
+    /** Presses Tab until `target` has the focus (at most 100 times). */
+    const tabTo = async (target: ReturnType<Page["getByLabel"]>) => {
+      for (let i = 0; i < 100; i++) {
+        if (await target.evaluate((el) => el === document.activeElement)) return;
+        await page.keyboard.press("Tab");
+      }
+      throw new Error(`Tab never reached ${target}`);
+    };
+    // A chat run: the assistant picked by typing its name, the message sent with Ctrl+Enter.
+    await tabTo(page.getByLabel("Assistant"));
+    await page.keyboard.type("chat");
+    await expect.poll(() => page.getByLabel("Assistant").inputValue(), WAIT).not.toBe("");
+    await tabTo(page.getByLabel("messages (a user message)"));
+    await page.keyboard.type("typed, not clicked");
+    await page.keyboard.press("Control+Enter");
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
+    const chat = await client.threads.getState<Messages>(thread.thread_id);
+    expect(chat.values.messages[0].content).toBe("typed, not clicked");
+
+    // An approval run on another thread: Enter in a field submits; the interrupt's answer field has the focus.
+    const other = await client.threads.create();
+    await page.goto(`${open.server.url}/console/#/threads/${other.thread_id}`);
+    await page.getByRole("heading", { name: new RegExp(other.thread_id) }).waitFor(WAIT);
+    await tabTo(page.getByLabel("Assistant"));
+    await page.keyboard.type("approval");
+    await tabTo(page.getByLabel("request", { exact: true }));
+    await page.keyboard.type("a shed");
+    await page.keyboard.press("Enter");
+    await page.getByTestId("interrupt").waitFor(WAIT);
+    await expect
+      .poll(() => page.getByLabel("Answer").evaluate((el) => el === document.activeElement), WAIT)
+      .toBe(true);
+    await page.keyboard.type("yes");
+    await page.keyboard.press("Enter");
+    await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
+    await expect
+      .poll(
+        async () => (await client.threads.getState<{ decision?: string }>(other.thread_id)).values.decision,
+        WAIT,
+      )
+      .toBe("yes");
     expect(problems).toEqual([]);
     await page.close();
   });
