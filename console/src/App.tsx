@@ -1,6 +1,6 @@
 // The console's frame: the credential asked for when the server wants one, the navigation, and the page.
 import { useMemo, useState, type FormEvent } from "react";
-import { makeClient, saveCredential, savedCredential, statusOf, type Credential } from "./api.ts";
+import { apiUrl, makeClient, saveCredential, savedCredential, statusOf, type Credential } from "./api.ts";
 import { AssistantList, AssistantView } from "./Assistants.tsx";
 import { CronsPage } from "./Crons.tsx";
 import { MetricsPage } from "./Metrics.tsx";
@@ -27,6 +27,9 @@ function CredentialForm({ refused, onSave }: { refused: boolean; onSave: (c: Cre
   return (
     <form className="credential" onSubmit={submit} aria-label="credential">
       <h2>This server needs a credential</h2>
+      <p>
+        <code>{apiUrl()}</code>
+      </p>
       {refused && <p className="error">The server refused it: check it and try again.</p>}
       <label>
         Kind{" "}
@@ -39,7 +42,7 @@ function CredentialForm({ refused, onSave }: { refused: boolean; onSave: (c: Cre
         Value <input type="password" autoFocus value={value} onChange={(e) => setValue(e.target.value)} />
       </label>
       <button type="submit">Use it</button>
-      <p className="muted">Kept in this browser only (localStorage), sent to this server only.</p>
+      <p className="muted">Kept in this browser (localStorage) for this server, and sent to it only.</p>
     </form>
   );
 }
@@ -48,8 +51,12 @@ export function App() {
   const [credential, setCredential] = useState<Credential>(savedCredential);
   const client = useMemo(() => makeClient(credential), [credential]);
   const route = useRoute();
+  // Bumped when a thread changes (a run, a new thread, a state edit): the thread list loads again.
+  const [threadsTick, setThreadsTick] = useState(0);
   // One call that needs the credential: 401/403 means asking for one.
-  const probe = useLoad(() => client.assistants.search({ limit: 1 }), [client]);
+  // Its answer names the client it was made with: pages render only once the current client's probe answered
+  // (a credential just forgotten must not let the page load again without one first).
+  const probe = useLoad(() => client.assistants.search({ limit: 1 }).then(() => client), [client]);
   const status = statusOf(probe.error);
   const needsCredential = status === 401 || status === 403;
   const use = (c: Credential) => {
@@ -77,7 +84,7 @@ export function App() {
         <CredentialForm refused={credential !== null} onSave={use} />
       ) : probe.error ? (
         <p className="error">Cannot reach the API: {errorText(probe.error)}</p>
-      ) : !probe.data ? (
+      ) : probe.data !== client ? (
         <p className="muted">Connecting…</p>
       ) : route.page === "store" ? (
         <main className="full">
@@ -95,7 +102,12 @@ export function App() {
         <main>
           <aside>
             {route.page === "threads" ? (
-              <ThreadList client={client} selected={route.id} />
+              <ThreadList
+                client={client}
+                selected={route.id}
+                tick={threadsTick}
+                onChange={() => setThreadsTick((t) => t + 1)}
+              />
             ) : (
               <AssistantList client={client} selected={route.id} />
             )}
@@ -103,7 +115,12 @@ export function App() {
           <div className="detail">
             {route.id ? (
               route.page === "threads" ? (
-                <ThreadView key={route.id} client={client} id={route.id} />
+                <ThreadView
+                  key={route.id}
+                  client={client}
+                  id={route.id}
+                  onChange={() => setThreadsTick((t) => t + 1)}
+                />
               ) : (
                 <AssistantView client={client} id={route.id} />
               )

@@ -60,7 +60,7 @@ function ConfigForm({
     try {
       if (named) {
         // The schema's fields as the form has them (an emptied one removed); other keys kept as they were.
-        const given = fieldsValue(schema, shownFields);
+        const given = fieldsValue(schema, shownFields, true);
         next = Object.fromEntries(Object.entries(configurable).filter(([k]) => !(k in schema!.properties!)));
         Object.assign(next, given);
       } else next = JSON.parse(shownJson);

@@ -28,6 +28,7 @@ function CreateCron({
   const [threadId, setThreadId] = useState("");
   const [endTime, setEndTime] = useState("");
   const [inputText, setInputText] = useState("");
+  const [keepThreads, setKeepThreads] = useState(false);
   const [errors, setErrors] = useState<string[]>([]);
   const [status, setStatus] = useState<string>();
   const [busy, setBusy] = useState(false);
@@ -45,15 +46,17 @@ function CreateCron({
     if (end && Number.isNaN(end.getTime())) problems.push("End time: not a date");
     setErrors(problems);
     if (problems.length) return;
+    const thread = threadId.trim();
     const payload = {
       schedule: schedule.trim(),
       timezone: timezone.trim() || undefined,
       input: input.value as Record<string, unknown> | undefined,
       endTime: end?.toISOString(),
+      // Each run's own thread is deleted after it unless kept (a cron on a given thread keeps that thread).
+      onRunCompleted: thread ? undefined : keepThreads ? ("keep" as const) : undefined,
     };
     setBusy(true);
     try {
-      const thread = threadId.trim();
       const cron = thread
         ? await client.crons.createForThread(thread, assistant, payload)
         : await client.crons.create(assistant, payload);
@@ -89,6 +92,15 @@ function CreateCron({
       <label>
         Thread id (optional: runs on that thread; without one each run gets a new thread){" "}
         <input value={threadId} onChange={(e) => setThreadId(e.target.value)} />
+      </label>
+      <label>
+        <input
+          type="checkbox"
+          checked={keepThreads}
+          disabled={threadId.trim() !== ""}
+          onChange={(e) => setKeepThreads(e.target.checked)}
+        />{" "}
+        Keep each run&apos;s thread (without a thread id; by default it is deleted once the run is done)
       </label>
       <label>
         End time (optional){" "}

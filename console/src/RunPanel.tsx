@@ -5,10 +5,18 @@
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import type { Client, Interrupt } from "@langchain/langgraph-sdk";
 import { errorText, useLoad } from "./load.ts";
-import { fieldsValue, initialFields, SchemaFields, type Fields, type ObjectSchema } from "./SchemaForm.tsx";
+import {
+  clearMessages,
+  fieldsValue,
+  initialFields,
+  SchemaFields,
+  type Fields,
+  type ObjectSchema,
+} from "./SchemaForm.tsx";
 
-type Event = { n: number; event: string; data: unknown };
-type Phase = "idle" | "running" | "done" | "cancelled" | "failed";
+/** An event as shown; a message's consecutive token chunks are one entry (`chunks` of them, `text` joined). */
+type Event = { n: number; event: string; data: unknown; message?: string; text?: string; chunks?: number };
+type Phase = "idle" | "running" | "done" | "interrupted" | "cancelled" | "failed";
 
 const MAX_EVENTS = 500;
 const MODES = ["values", "updates", "messages-tuple", "custom"] as const;
@@ -21,16 +29,24 @@ function textOf(content: unknown): string {
   return "";
 }
 
-/** A short line for an event's data: a message chunk as its text and node, anything else as JSON. */
-function brief(event: string, data: unknown): string {
-  if ((event === "messages" || event.startsWith("messages|")) && Array.isArray(data)) {
-    const [chunk, meta] = data as [
-      { content?: unknown; type?: string },
-      { langgraph_node?: string } | undefined,
-    ];
-    return `${JSON.stringify(textOf(chunk?.content))} · ${chunk?.type ?? "message"}${meta?.langgraph_node ? ` from ${meta.langgraph_node}` : ""}`;
+const isMessages = (event: string): boolean => event === "messages" || event.startsWith("messages|");
+
+/** Whether an event says the run stopped at an interrupt (`__interrupt__` in its values or updates). */
+const interrupted = (event: string, data: unknown): boolean =>
+  (event.startsWith("values") || event.startsWith("updates")) &&
+  typeof data === "object" &&
+  data !== null &&
+  "__interrupt__" in data;
+
+/** A short line for an event: a message's chunks as their text and node, anything else as JSON. */
+function brief(e: Event): string {
+  if (e.text !== undefined) {
+    const meta = (e.data as [unknown, { langgraph_node?: string } | undefined])[1];
+    const type = (e.data as [{ type?: string }])[0]?.type ?? "message";
+    const chunks = e.chunks === 1 ? "1 chunk" : `${e.chunks} chunks`;
+    return `${JSON.stringify(e.text)} · ${type}${meta?.langgraph_node ? ` from ${meta.langgraph_node}` : ""} · ${chunks}`;
   }
-  const s = JSON.stringify(data) ?? "";
+  const s = JSON.stringify(e.data) ?? "";
   return s.length > 300 ? `${s.slice(0, 300)}…` : s;
 }
 
@@ -55,6 +71,7 @@ export function RunPanel({
   interrupts,
   base,
   onClearBase,
+  onStart,
   onEnd,
 }: {
   client: Client;
@@ -63,6 +80,8 @@ export function RunPanel({
   interrupts: Interrupt[];
   base?: RunBase;
   onClearBase: () => void;
+  /** The run was created (the thread is busy now). */
+  onStart: () => void;
   onEnd: () => void;
 }) {
   const assistants = useLoad(() => client.assistants.search({ limit: 100 }), [client]);
@@ -79,8 +98,16 @@ export function RunPanel({
     [client, assistantId],
   );
   const inputSchema = schemas.data?.input_schema as ObjectSchema | undefined;
+  const form = useRef<HTMLFormElement>(null);
   const [fields, setFields] = useState<Fields>({});
   useEffect(() => setFields(initialFields(inputSchema)), [inputSchema]);
+  // A fork chosen in the history (far down the page): the form comes into view with its first field focused
+  // (once the input schema's fields are there).
+  useEffect(() => {
+    if (!base) return;
+    form.current?.scrollIntoView({ block: "start" });
+    form.current?.querySelector<HTMLElement>(".fields input, .fields textarea, .fields select")?.focus();
+  }, [base, inputSchema]);
   const [answer, setAnswer] = useState("");
   const [problem, setProblem] = useState<string>();
   const [phase, setPhase] = useState<Phase>("idle");
@@ -88,8 +115,11 @@ export function RunPanel({
   const [events, setEvents] = useState<Event[]>([]);
   const [replies, setReplies] = useState<{ id: string; ns: string; text: string }[]>([]);
   const abort = useRef<AbortController | null>(null);
+
   /** Cancel was asked for the run being watched: however its stream ends, it ends cancelled. */
   const cancelling = useRef(false);
+  /** Numbers the events shown, across runs: each entry its own key. */
+  const seq = useRef(0);
   useEffect(() => () => abort.current?.abort(), []);
 
   const start = async (payload: {
@@ -104,8 +134,8 @@ export function RunPanel({
     cancelling.current = false;
     const controller = new AbortController();
     abort.current = controller;
-    let n = 0;
     let failed = false;
+    let stopped = false;
     try {
       const stream = client.runs.stream(threadId, assistantId, {
         ...payload,
@@ -113,30 +143,43 @@ export function RunPanel({
         streamMode: [...MODES],
         streamSubgraphs: true,
         signal: controller.signal,
-        onRunCreated: ({ run_id }) => setRunId(run_id),
+        onRunCreated: ({ run_id }) => {
+          setRunId(run_id);
+          onStart();
+        },
       });
       for await (const chunk of stream) {
         const event = chunk.event as string;
-        n += 1;
-        const entry = { n, event, data: chunk.data };
-        setEvents((all) => (all.length >= MAX_EVENTS ? [...all.slice(1), entry] : [...all, entry]));
+        const n = ++seq.current;
         if (event === "error") failed = true;
-        if (event === "messages" || event.startsWith("messages|")) {
-          const [message] = chunk.data as [{ id?: string; content?: unknown; type?: string }, unknown];
-          const text = textOf(message?.content);
-          const id = message?.id ?? "";
-          const ns = event.split("|").slice(1).join("|");
-          if (text)
-            setReplies((all) => {
-              const i = all.findIndex((r) => r.id === id && r.ns === ns);
-              if (i < 0) return [...all, { id, ns, text }];
-              const next = all.slice();
-              next[i] = { ...all[i], text: all[i].text + text };
-              return next;
-            });
+        if (interrupted(event, chunk.data)) stopped = true;
+        if (!isMessages(event)) {
+          const entry: Event = { n, event, data: chunk.data };
+          setEvents((all) => [...all.slice(all.length >= MAX_EVENTS ? 1 : 0), entry]);
+          continue;
         }
+        const [message] = chunk.data as [{ id?: string; content?: unknown }, unknown];
+        const text = textOf(message?.content);
+        const id = message?.id ?? "";
+        const ns = event.split("|").slice(1).join("|");
+        // A chunk of the message the last entry shows joins it; another message starts an entry.
+        setEvents((all) => {
+          const last = all[all.length - 1];
+          if (last && last.event === event && last.message === id)
+            return [...all.slice(0, -1), { ...last, text: last.text + text, chunks: (last.chunks ?? 0) + 1 }];
+          const entry: Event = { n, event, data: chunk.data, message: id, text, chunks: 1 };
+          return [...all.slice(all.length >= MAX_EVENTS ? 1 : 0), entry];
+        });
+        if (text)
+          setReplies((all) => {
+            const i = all.findIndex((r) => r.id === id && r.ns === ns);
+            if (i < 0) return [...all, { id, ns, text }];
+            const next = all.slice();
+            next[i] = { ...all[i], text: all[i].text + text };
+            return next;
+          });
       }
-      setPhase(cancelling.current ? "cancelled" : failed ? "failed" : "done");
+      setPhase(cancelling.current ? "cancelled" : failed ? "failed" : stopped ? "interrupted" : "done");
     } catch (e) {
       if (controller.signal.aborted || cancelling.current) setPhase("cancelled");
       else {
@@ -151,6 +194,7 @@ export function RunPanel({
 
   const submit = (e: FormEvent) => {
     e.preventDefault();
+    if (abort.current) return;
     let input: Record<string, unknown>;
     try {
       input = fieldsValue(inputSchema, fields);
@@ -159,10 +203,13 @@ export function RunPanel({
       return;
     }
     void start({ input: Object.keys(input).length ? input : null });
+    // A message is sent once: its box is emptied for the next one.
+    setFields(clearMessages(inputSchema, fields));
   };
 
   const resume = (e: FormEvent) => {
     e.preventDefault();
+    if (abort.current) return;
     void start({ input: null, command: { resume: answerValue(answer) } });
     setAnswer("");
   };
@@ -195,7 +242,7 @@ export function RunPanel({
           <button type="submit">Resume</button>
         </form>
       ) : null}
-      <form aria-label="new run" onSubmit={submit}>
+      <form aria-label="new run" onSubmit={submit} ref={form}>
         <h3>Run</h3>
         <label>
           Assistant{" "}
@@ -244,8 +291,8 @@ export function RunPanel({
       {events.length > 0 ? (
         <ol className="events" aria-label="events">
           {events.map((e) => (
-            <li key={e.n} data-testid="event" data-event={e.event}>
-              <strong>{e.event}</strong> <code>{brief(e.event, e.data)}</code>
+            <li key={e.n} data-testid="event" data-event={e.event} data-chunks={e.chunks}>
+              <strong>{e.event}</strong> <code>{brief(e)}</code>
             </li>
           ))}
         </ol>

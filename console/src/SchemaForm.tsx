@@ -43,18 +43,30 @@ export function initialFields(schema: ObjectSchema | undefined, value: Record<st
   return fields;
 }
 
+/** The fields with every message box emptied (once its message is sent). */
+export function clearMessages(schema: ObjectSchema | undefined, fields: Fields): Fields {
+  const out = { ...fields };
+  for (const [name, p] of Object.entries(schema?.properties ?? {}))
+    if (kindOf(name, p) === "messages") out[name] = "";
+  return out;
+}
+
 /**
- * The value of the fields: a message box becomes one user message; an empty field is left out (a checkbox
- * that was never set too, unless `keepFalse`). Throws an Error naming the field when a JSON or number field
- * does not parse.
+ * The value of the fields: a message box becomes one user message; an empty field is left out, and so is an
+ * unticked checkbox unless `keepFalse` (a config: false is a setting; a run's input: it is no input). Throws an
+ * Error naming the field when a JSON or number field does not parse.
  */
-export function fieldsValue(schema: ObjectSchema | undefined, fields: Fields): Record<string, unknown> {
+export function fieldsValue(
+  schema: ObjectSchema | undefined,
+  fields: Fields,
+  keepFalse = false,
+): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   for (const [name, p] of Object.entries(schema?.properties ?? {})) {
     const raw = fields[name];
     const kind = kindOf(name, p);
     if (kind === "boolean") {
-      if (raw === true) out[name] = true;
+      if (raw === true || keepFalse) out[name] = raw === true;
       continue;
     }
     const text = typeof raw === "string" ? raw : "";
@@ -93,7 +105,10 @@ export function SchemaFields({
   fields: Fields;
   onChange: (f: Fields) => void;
 }) {
-  const entries = Object.entries(schema?.properties ?? {});
+  // A message box first: what a chat graph is run with.
+  const entries = Object.entries(schema?.properties ?? {}).sort(
+    ([a, pa], [b, pb]) => Number(kindOf(b, pb) === "messages") - Number(kindOf(a, pa) === "messages"),
+  );
   if (entries.length === 0) return <p className="muted">The schema names no fields.</p>;
   const set = (name: string, v: string | boolean) => onChange({ ...fields, [name]: v });
   return (

@@ -1,7 +1,7 @@
 // Threads: search by status and metadata, paged, and a new thread; one thread: its state (and the interrupt it
 // waits on), a run started and watched (RunPanel), its runs with status and timings, its history as a timeline
 // of checkpoints with what each step's nodes wrote, a fork from any checkpoint, and its state edited as a node.
-import { useState, type FormEvent } from "react";
+import { useEffect, useRef, useState, type FormEvent } from "react";
 import type { Client, Interrupt, ThreadState, ThreadStatus } from "@langchain/langgraph-sdk";
 import { errorText, useLoad } from "./load.ts";
 import { href } from "./route.ts";
@@ -10,7 +10,18 @@ import { RunPanel, type RunBase } from "./RunPanel.tsx";
 const PAGE = 20;
 const STATUSES = ["", "idle", "busy", "interrupted", "error"] as const;
 
-export function ThreadList({ client, selected }: { client: Client; selected?: string }) {
+/** `tick` changes when a thread changed (a run, a new thread, a state edit): the list loads again. */
+export function ThreadList({
+  client,
+  selected,
+  tick,
+  onChange,
+}: {
+  client: Client;
+  selected?: string;
+  tick: number;
+  onChange: () => void;
+}) {
   const [status, setStatus] = useState<(typeof STATUSES)[number]>("");
   const [metadataText, setMetadataText] = useState("");
   const [offset, setOffset] = useState(0);
@@ -32,7 +43,8 @@ export function ThreadList({ client, selected }: { client: Client; selected?: st
             limit: PAGE,
             offset,
           }),
-    [client, key],
+    [client, key, tick],
+    true,
   );
   return (
     <div className="list">
@@ -66,7 +78,7 @@ export function ThreadList({ client, selected }: { client: Client; selected?: st
         </label>
         {metadataError && <span className="error">{metadataError}</span>}
       </form>
-      <NewThread client={client} />
+      <NewThread client={client} onCreated={onChange} />
       {error ? <p className="error">{errorText(error)}</p> : null}
       {!data && !error ? <p className="muted">Loading threads…</p> : null}
       <nav aria-label="threads">
@@ -94,12 +106,13 @@ export function ThreadList({ client, selected }: { client: Client; selected?: st
 }
 
 /** A new thread, opened at once. */
-function NewThread({ client }: { client: Client }) {
+function NewThread({ client, onCreated }: { client: Client; onCreated: () => void }) {
   const [problem, setProblem] = useState<string>();
   const create = async () => {
     try {
       const t = await client.threads.create();
       location.hash = href({ page: "threads", id: t.thread_id });
+      onCreated();
     } catch (e) {
       setProblem(errorText(e));
     }
@@ -174,6 +187,12 @@ function StateEditor({
   const [text, setText] = useState(() => JSON.stringify(at.values ?? {}, null, 2));
   const [asNode, setAsNode] = useState("");
   const [problem, setProblem] = useState<string>();
+  // Opened from a checkpoint far down the history: it comes into view, its values focused.
+  const values = useRef<HTMLTextAreaElement>(null);
+  useEffect(() => {
+    values.current?.scrollIntoView({ block: "center" });
+    values.current?.focus();
+  }, []);
   const save = async (e: FormEvent) => {
     e.preventDefault();
     let values: Record<string, unknown>;
@@ -201,7 +220,7 @@ function StateEditor({
       </h3>
       <label>
         Values (JSON, merged through the graph&apos;s reducers)
-        <textarea rows={10} value={text} onChange={(e) => setText(e.target.value)} />
+        <textarea ref={values} rows={10} value={text} onChange={(e) => setText(e.target.value)} />
       </label>
       <label>
         As node <input list="state-editor-nodes" value={asNode} onChange={(e) => setAsNode(e.target.value)} />
@@ -222,9 +241,13 @@ function StateEditor({
   );
 }
 
-export function ThreadView({ client, id }: { client: Client; id: string }) {
+/** `onChange`: the thread changed (its status, its state), for the list beside it. */
+export function ThreadView({ client, id, onChange }: { client: Client; id: string; onChange: () => void }) {
   const [tick, setTick] = useState(0);
-  const refresh = () => setTick((t) => t + 1);
+  const refresh = () => {
+    setTick((t) => t + 1);
+    onChange();
+  };
   const thread = useLoad(() => client.threads.get(id), [client, id, tick], true);
   const history = useLoad(() => client.threads.getHistory(id, { limit: 50 }), [client, id, tick], true);
   const [base, setBase] = useState<RunBase>();
@@ -250,6 +273,7 @@ export function ThreadView({ client, id }: { client: Client; id: string }) {
         interrupts={interrupts}
         base={base}
         onClearBase={() => setBase(undefined)}
+        onStart={refresh}
         onEnd={() => {
           setBase(undefined);
           refresh();
@@ -279,15 +303,38 @@ export function ThreadView({ client, id }: { client: Client; id: string }) {
       <h3>History</h3>
       {history.error ? <p className="error">{errorText(history.error)}</p> : null}
       <ol className="timeline" aria-label="history">
-        {states.map((s) => {
+        {states.map((s, i) => {
           const m = (s.metadata ?? {}) as { step?: number; source?: string; writes?: unknown };
           const checkpointId = s.checkpoint.checkpoint_id ?? "";
+          const parent = s.parent_checkpoint?.checkpoint_id ?? undefined;
           const label = `step ${m.step ?? "?"} · ${checkpointId.slice(0, 8)}`;
+          // Newest first: a checkpoint whose parent is not the one listed after it starts a branch (a fork).
+          const older = states[i + 1]?.checkpoint.checkpoint_id;
+          const branch = parent !== undefined && older !== undefined && parent !== older;
+          const waiting = (s.tasks ?? []).some((t) => (t.interrupts ?? []).length > 0);
           return (
-            <li key={checkpointId} data-testid="checkpoint" data-checkpoint={checkpointId} data-step={m.step}>
+            <li
+              key={checkpointId}
+              data-testid="checkpoint"
+              data-checkpoint={checkpointId}
+              data-step={m.step}
+              className={branch ? "branch" : undefined}
+            >
               <div>
-                step {m.step ?? "?"} · {m.source ?? ""} · next [{s.next.join(", ")}]
-                <span className="muted"> {s.created_at ? new Date(s.created_at).toLocaleString() : ""}</span>
+                <strong>step {m.step ?? "?"}</strong> · {m.source ?? ""} · next [{s.next.join(", ")}]
+                {waiting ? <span className="status interrupted"> waiting for an answer</span> : null}
+                <span className="muted">
+                  {" "}
+                  <code>{checkpointId.slice(0, 8)}</code>
+                  {parent ? (
+                    <>
+                      {" "}
+                      from <code>{parent.slice(0, 8)}</code>
+                    </>
+                  ) : null}
+                  {branch ? " (a branch starts here)" : ""} ·{" "}
+                  {s.created_at ? new Date(s.created_at).toLocaleString() : ""}
+                </span>
               </div>
               {m.writes ? <pre>{JSON.stringify(m.writes, null, 2)}</pre> : null}
               <div className="actions">

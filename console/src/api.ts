@@ -1,11 +1,13 @@
 // The console's access to the Agent Server: the official SDK's Client on the API the console is served beside
-// (the folder above /console/), with the credential the user entered (an API key or a bearer token), kept in
-// this browser's localStorage.
+// (the folder above /console/, or `?api=`), with the credential the user entered (an API key or a bearer token),
+// kept in this browser's localStorage for that API URL only: a link naming another API (`?api=`) never gets a
+// credential entered for this one.
 import { Client } from "@langchain/langgraph-sdk";
 
 export type Credential = { kind: "api-key" | "bearer"; value: string } | null;
 
-const KEY = "hangar-console-credential";
+/** The localStorage key of the credential for the API the console talks to. */
+const key = (): string => `hangar-console-credential:${apiUrl()}`;
 
 /** The API's base URL: where the console is served from, one folder up (`/console/` -> `/`). */
 export function apiUrl(): string {
@@ -15,7 +17,7 @@ export function apiUrl(): string {
 
 export function savedCredential(): Credential {
   try {
-    const c = JSON.parse(localStorage.getItem(KEY) ?? "null") as Credential;
+    const c = JSON.parse(localStorage.getItem(key()) ?? "null") as Credential;
     return c && (c.kind === "api-key" || c.kind === "bearer") && typeof c.value === "string" ? c : null;
   } catch {
     return null;
@@ -23,8 +25,8 @@ export function savedCredential(): Credential {
 }
 
 export function saveCredential(c: Credential): void {
-  if (c) localStorage.setItem(KEY, JSON.stringify(c));
-  else localStorage.removeItem(KEY);
+  if (c) localStorage.setItem(key(), JSON.stringify(c));
+  else localStorage.removeItem(key());
 }
 
 /** Headers that carry the credential. */

@@ -27,6 +27,23 @@ export function useLoad<T>(
   return { ...state, reload: () => setN((x) => x + 1) };
 }
 
+/**
+ * An error as a person reads it: an API answer's `detail` (a validation error's items as `field: message`) with
+ * its status, other errors' messages.
+ */
 export function errorText(e: unknown): string {
+  const { status, text } = (e ?? {}) as { status?: unknown; text?: unknown };
+  if (typeof status === "number" && typeof text === "string") {
+    try {
+      const detail = (JSON.parse(text) as { detail?: unknown }).detail;
+      if (typeof detail === "string") return `${detail} (HTTP ${status})`;
+      if (Array.isArray(detail))
+        return `${detail
+          .map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg ?? ""}`)
+          .join("; ")} (HTTP ${status})`;
+    } catch {
+      // Not JSON: the message as it is.
+    }
+  }
   return e instanceof Error ? e.message : String(e);
 }

@@ -2,13 +2,36 @@
 // changes. chokidar watches the project's folders, so a file an editor saves by rename (`sed -i`, a temp file
 // renamed over it) is still seen, and a save that breaks the server is followed by the one that fixes it.
 import { spawn, type ChildProcess } from "node:child_process";
-import { dirname, relative, resolve, sep } from "node:path";
+import type { Stats } from "node:fs";
+import { dirname, extname, relative, resolve, sep } from "node:path";
 import { watch } from "chokidar";
 import type { DevOptions } from "./dev.js";
 import { rootLogger } from "../lib/logger.js";
 
+/** The files whose change restarts the server: code, and configuration it reads (langgraph.json, package.json). */
+const WATCHED = new Set([".ts", ".tsx", ".mts", ".cts", ".js", ".jsx", ".mjs", ".cjs", ".json", ".css"]);
+
 /** Quiet time after the last change before restarting (a save touches several files, or one file twice). */
 const DEBOUNCE_MS = 200;
+
+/**
+ * What the reload watcher of `projectDir` ignores: node_modules, dot-files and dot-folders (.git, .hangar,
+ * editors' swap files), the data directory, and files that are not code or configuration (a log written into
+ * the project, a database, an upload): only what the server loads restarts it, so `hangar dev > dev.log` in the
+ * project does not restart it for ever.
+ */
+export function watchIgnored(projectDir: string, dataDir: string): (path: string, stats?: Stats) => boolean {
+  return (path, stats) => {
+    if (path === dataDir || path.startsWith(dataDir + sep)) return true;
+    const rel = relative(projectDir, path);
+    if (rel === "") return false;
+    if (rel.split(sep).some((part) => part === "node_modules" || part.startsWith("."))) return true;
+    if (stats?.isDirectory()) return false;
+    const ext = extname(path).toLowerCase();
+    // A file of another kind; a path without stats yet: only by its extension (a folder rarely has one).
+    return (stats?.isFile() || ext !== "") && !WATCHED.has(ext);
+  };
+}
 
 /** Runs the server in a child process and restarts it when files of the project change. */
 export function supervise(opts: DevOptions): Promise<number> {
@@ -19,12 +42,7 @@ export function supervise(opts: DevOptions): Promise<number> {
   if (opts.port) args.push("--port", opts.port);
   if (opts.dataDir) args.push("--data-dir", opts.dataDir);
 
-  /** node_modules, dot-files and dot-folders (.git, .hangar, editors' swap files), and the data directory. */
-  const ignored = (path: string) => {
-    if (path === dataDir || path.startsWith(dataDir + sep)) return true;
-    const rel = relative(projectDir, path);
-    return rel !== "" && rel.split(sep).some((part) => part === "node_modules" || part.startsWith("."));
-  };
+  const ignored = watchIgnored(projectDir, dataDir);
 
   let child: ChildProcess | undefined;
   let running = false;

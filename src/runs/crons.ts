@@ -15,11 +15,16 @@ export function nextRunDate(
   after: Date,
   endTime?: string | null,
 ): string | null {
+  const tz = timezone ?? "UTC";
+  try {
+    // An unknown zone is the timezone's fault, not the schedule's (cron-parser reports both alike).
+    new Intl.DateTimeFormat("en-US", { timeZone: tz });
+  } catch {
+    throw invalidInput(`timezone: "${tz}" is not a known IANA time zone (e.g. "Europe/Paris")`, "timezone");
+  }
   let next: Date;
   try {
-    next = CronExpressionParser.parse(schedule, { currentDate: after, tz: timezone ?? "UTC" })
-      .next()
-      .toDate();
+    next = CronExpressionParser.parse(schedule, { currentDate: after, tz }).next().toDate();
   } catch (e) {
     throw invalidInput(
       `schedule: "${schedule}" is not a valid cron expression (${(e as Error).message})`,

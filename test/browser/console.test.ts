@@ -98,6 +98,16 @@ describe("web console", () => {
     const answer = values.messages[values.messages.length - 1].content;
     await expect.poll(() => page.getByTestId("values").textContent(), WAIT).toContain(answer);
     await shot(page, "thread");
+
+    // A new thread: opened, and listed at once.
+    await page.getByLabel("Metadata").fill("");
+    await page.getByRole("button", { name: "New thread" }).click();
+    await expect.poll(() => new URL(page.url()).hash, WAIT).toMatch(/^#\/threads\/[0-9a-f-]{36}$/);
+    const created = new URL(page.url()).hash.split("/")[2];
+    await page
+      .getByRole("navigation", { name: "threads" })
+      .getByRole("link", { name: created.slice(0, 8) })
+      .waitFor(WAIT);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -110,9 +120,11 @@ describe("web console", () => {
     await page.getByLabel("messages (a user message)").fill("hello console");
     await page.getByRole("button", { name: "Start run" }).click();
     await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
-    // The answer came as several `messages` events (tokens), joined into the reply shown.
-    const tokens = await page.locator('[data-testid="event"][data-event="messages"]').count();
-    expect(tokens).toBeGreaterThan(1);
+    // The answer came as several `messages` events (tokens): one line for the message, its chunks counted and
+    // joined into the reply shown.
+    const line = page.locator('[data-testid="event"][data-event="messages"]');
+    expect(await line.count()).toBe(1);
+    expect(Number(await line.getAttribute("data-chunks"))).toBeGreaterThan(1);
     const { values } = await client.threads.getState<Messages>(thread.thread_id);
     expect(values.messages.map((m) => m.content)[0]).toBe("hello console");
     const answer = values.messages[values.messages.length - 1].content;
@@ -156,6 +168,13 @@ describe("web console", () => {
     const item = page.locator(`[data-checkpoint="${older.checkpoint.checkpoint_id}"]`);
     await item.getByRole("button", { name: "Fork from here" }).click();
     await page.getByText("(a fork)").waitFor(WAIT);
+    // The run form (at the top of the page) has the focus: its message box.
+    await expect
+      .poll(
+        () => page.getByLabel("messages (a user message)").evaluate((el) => el === document.activeElement),
+        WAIT,
+      )
+      .toBe(true);
     await page.getByLabel("Assistant").selectOption({ label: "chat (chat)" });
     await page.getByLabel("messages (a user message)").fill("instead");
     await page.getByRole("button", { name: "Start run" }).click();
@@ -165,6 +184,10 @@ describe("web console", () => {
     expect(forked.values.messages.map((m) => m.content).slice(0, 1)).toEqual(["first"]);
     expect(forked.values.messages.map((m) => m.content)[2]).toBe("instead");
     expect(forked.values.messages).toHaveLength(4);
+    // The history marks where the fork's branch starts: its first checkpoint's parent is the one forked from.
+    const branch = page.locator('[data-testid="checkpoint"].branch');
+    await expect.poll(() => branch.count(), WAIT).toBe(1);
+    expect(await branch.textContent()).toContain(`from ${older.checkpoint.checkpoint_id!.slice(0, 8)}`);
     await shot(page, "fork");
 
     // Edit the state as the agent node: a message appended through the reducer, a checkpoint of source update.
@@ -206,6 +229,7 @@ describe("web console", () => {
     await page.getByRole("button", { name: "Start run" }).click();
     const asked = page.getByTestId("interrupt");
     await asked.waitFor(WAIT);
+    expect(await page.getByTestId("run-phase").textContent()).toBe("interrupted");
     expect(JSON.parse((await asked.textContent()) ?? "")).toEqual({
       question: "Approve this draft?",
       draft: "Proposal: a new roof",
@@ -300,6 +324,24 @@ describe("web console", () => {
     // Kept: a reload goes straight in.
     await page.reload();
     await chatLink(page).waitFor(WAIT);
+
+    // Kept for this server only: this console pointed at another API (`?api=`) sends that one no credential.
+    const sent: Record<string, string>[] = [];
+    page.on("request", (r) => {
+      if (r.url().startsWith(open.server.url)) sent.push(r.headers());
+    });
+    await page.goto(`${keyed.server.url}/console/?api=${encodeURIComponent(open.server.url)}`);
+    await chatLink(page).waitFor(WAIT);
+    expect(sent.length).toBeGreaterThan(0);
+    expect(sent.filter((h) => "x-api-key" in h || "authorization" in h)).toEqual([]);
+
+    // Forgotten: the form again, and nothing but the probe asked of the API meanwhile.
+    await page.goto(`${keyed.server.url}/console/`);
+    await chatLink(page).waitFor(WAIT);
+    api.length = 0;
+    await page.getByRole("button", { name: "Forget credential" }).click();
+    await form.waitFor(WAIT);
+    expect(api).toEqual(["POST /assistants/search"]);
     expect(problems).toEqual([]);
     await page.close();
   });

@@ -102,7 +102,7 @@ describe("crons", () => {
     await client.crons.delete(b.cron_id);
   });
 
-  it("a bad schedule is 422 naming schedule; an unknown assistant or thread is 404; nothing is stored", async () => {
+  it("a bad schedule (or time zone) is 422 naming it; an unknown assistant or thread is 404; nothing is stored", async () => {
     const { client, server } = hangar;
     const bad = await postJson(server.url, "/runs/crons", {
       assistant_id: "chat",
@@ -110,6 +110,14 @@ describe("crons", () => {
     });
     expect(bad.status).toBe(422);
     expect(bad.body.detail).toMatch(/schedule/);
+    // A valid schedule in an unknown time zone: the timezone is named, not the schedule.
+    const zone = await postJson(server.url, "/runs/crons", {
+      assistant_id: "chat",
+      schedule: "*/5 * * * *",
+      timezone: "Mars/Olympus",
+    });
+    expect(zone.status).toBe(422);
+    expect(zone.body.detail).toMatch(/^timezone: "Mars\/Olympus" is not a known IANA time zone/);
     expect((await httpError(client.crons.create("nope", { schedule: "0 9 * * *" } as any))).status).toBe(404);
     const missing = await postJson(server.url, "/threads/00000000-0000-4000-8000-000000000000/runs/crons", {
       assistant_id: "chat",

@@ -2,7 +2,14 @@
 // the navigation (deployments, a new deployment, listeners), and the page.
 import { useMemo, useState, type FormEvent } from "react";
 import { errorText, useLoad } from "../load.ts";
-import { makeCpApi, saveCpCredential, savedCpCredential, statusOf, type CpCredential } from "./api.ts";
+import {
+  cpApiUrl,
+  makeCpApi,
+  saveCpCredential,
+  savedCpCredential,
+  statusOf,
+  type CpCredential,
+} from "./api.ts";
 import { DeploymentList, DeploymentView } from "./Deployments.tsx";
 import { ListenersPage } from "./Listeners.tsx";
 import { NewDeployment } from "./NewDeployment.tsx";
@@ -25,6 +32,9 @@ function CredentialForm({ refused, onSave }: { refused?: string; onSave: (c: CpC
   return (
     <form className="credential" onSubmit={submit} aria-label="credential">
       <h2>The control plane needs an API key</h2>
+      <p>
+        <code>{cpApiUrl()}</code>
+      </p>
       {refused && <p className="error">The server refused it: {refused}</p>}
       <label htmlFor="cp-credential-kind">Kind</label>
       <select
@@ -51,7 +61,9 @@ function CredentialForm({ refused, onSave }: { refused?: string; onSave: (c: CpC
         placeholder="for an organization key"
       />
       <button type="submit">Use it</button>
-      <p className="muted">Kept in this browser only (localStorage), sent to this control plane only.</p>
+      <p className="muted">
+        Kept in this browser (localStorage) for this control plane, and sent to it only.
+      </p>
     </form>
   );
 }
@@ -61,7 +73,8 @@ export function App() {
   const api = useMemo(() => makeCpApi(credential), [credential]);
   const route = useCpRoute();
   // One call that needs the key: 401/403 means asking for one (again, with the reason, when one was sent).
-  const probe = useLoad(() => api("GET", "/v2/deployments?limit=1"), [api]);
+  // Its answer names the client it was made with: pages render only once the current one's probe answered.
+  const probe = useLoad(() => api("GET", "/v2/deployments?limit=1").then(() => api), [api]);
   const status = statusOf(probe.error);
   const needsCredential = status === 401 || status === 403;
   const use = (c: CpCredential) => {
@@ -89,7 +102,7 @@ export function App() {
         <CredentialForm refused={credential ? errorText(probe.error) : undefined} onSave={use} />
       ) : probe.error ? (
         <p className="error page-message">Cannot reach the control plane: {errorText(probe.error)}</p>
-      ) : !probe.data ? (
+      ) : probe.data !== api ? (
         <p className="muted page-message">Connecting…</p>
       ) : (
         <main className="full">

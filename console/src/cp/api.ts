@@ -1,10 +1,12 @@
 // The control plane console's access to the API: JSON calls to the control plane it is served by (the folder it
 // is served from, or `?api=`), with the key the user entered (X-Api-Key or Authorization: Bearer) and an optional
-// workspace (X-Tenant-Id), kept in this browser's localStorage. Also the API's shapes the pages use.
+// workspace (X-Tenant-Id), kept in this browser's localStorage for that API URL only (a link naming another API
+// with `?api=` never gets a key entered for this one). Also the API's shapes the pages use.
 
 export type CpCredential = { kind: "api-key" | "bearer"; value: string; tenant?: string } | null;
 
-const KEY = "hangar-cp-console-credential";
+/** The localStorage key of the credential for the API the console talks to. */
+const key = (): string => `hangar-cp-console-credential:${cpApiUrl()}`;
 
 /** The API's base URL: the folder the console is served from (the control plane's root). */
 export function cpApiUrl(): string {
@@ -14,7 +16,7 @@ export function cpApiUrl(): string {
 
 export function savedCpCredential(): CpCredential {
   try {
-    const c = JSON.parse(localStorage.getItem(KEY) ?? "null") as CpCredential;
+    const c = JSON.parse(localStorage.getItem(key()) ?? "null") as CpCredential;
     if (!c || (c.kind !== "api-key" && c.kind !== "bearer") || typeof c.value !== "string") return null;
     return { kind: c.kind, value: c.value, tenant: typeof c.tenant === "string" ? c.tenant : undefined };
   } catch {
@@ -23,8 +25,8 @@ export function savedCpCredential(): CpCredential {
 }
 
 export function saveCpCredential(c: CpCredential): void {
-  if (c) localStorage.setItem(KEY, JSON.stringify(c));
-  else localStorage.removeItem(KEY);
+  if (c) localStorage.setItem(key(), JSON.stringify(c));
+  else localStorage.removeItem(key());
 }
 
 /** Headers that carry the credential (and the workspace). */
