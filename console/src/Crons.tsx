@@ -6,7 +6,7 @@ import type { Assistant, Client, Cron } from "@langchain/langgraph-sdk";
 import type { Credential } from "./api.ts";
 import { errorText, useLoad } from "./load.ts";
 import { href } from "./route.ts";
-import { ConfirmDelete, parseJsonField } from "./Store.tsx";
+import { ConfirmDelete, FormMessages, parseJsonField } from "./forms.tsx";
 import "./pages.css";
 
 const PAGE = 20;
@@ -121,18 +121,7 @@ function CreateCron({
           Create cron
         </button>
       </div>
-      {errors.length > 0 && (
-        <ul className="error" role="alert">
-          {errors.map((m) => (
-            <li key={m}>{m}</li>
-          ))}
-        </ul>
-      )}
-      {status && (
-        <p role="status" className="ok">
-          {status}
-        </p>
-      )}
+      <FormMessages errors={errors} status={status} />
     </form>
   );
 }

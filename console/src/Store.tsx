@@ -1,11 +1,11 @@
 // The store page: the namespaces (filtered by a prefix, paged), the items under one namespace (a query, a JSON
 // filter, paged), one item's value with its created and updated times, a form that puts an item and a delete
 // that asks first. A namespace is written with dots (`users.alice`, as the SDK sends it) and is the route's id
-// (`#/store/users.alice`). Also the two small pieces the crons page shares: a JSON field's parse and a
-// delete button that asks for a confirmation.
-import { useEffect, useRef, useState, type FormEvent, type KeyboardEvent } from "react";
+// (`#/store/users.alice`).
+import { useEffect, useState, type FormEvent } from "react";
 import type { Client, Item } from "@langchain/langgraph-sdk";
 import type { Credential } from "./api.ts";
+import { ConfirmDelete, FormMessages, parseJsonField } from "./forms.tsx";
 import { errorText, useLoad } from "./load.ts";
 import { href, useRoute } from "./route.ts";
 import "./pages.css";
@@ -23,76 +23,6 @@ const joinNamespace = (ns: string[]): string => ns.join(".");
 
 /** Whether `ns` is `prefix` or under it (label by label). */
 const under = (ns: string[], prefix: string[]): boolean => prefix.every((l, i) => ns[i] === l);
-
-/**
- * A form field's JSON: its value, or an error naming the field. Empty text is `undefined` (the field was left
- * out); `object` requires a JSON object.
- */
-export function parseJsonField(
-  field: string,
-  text: string,
-  object = false,
-): { value?: unknown; error?: string } {
-  if (!text.trim()) return {};
-  let value: unknown;
-  try {
-    value = JSON.parse(text);
-  } catch (e) {
-    return { error: `${field}: not valid JSON (${errorText(e)})` };
-  }
-  if (object && (typeof value !== "object" || value === null || Array.isArray(value)))
-    return { error: `${field}: must be a JSON object ({…})` };
-  return { value };
-}
-
-/**
- * A button that deletes after a confirmation in place: the first press asks (focus on "Yes, delete"), Escape or
- * "Cancel" steps back.
- */
-export function ConfirmDelete({ what, onDelete }: { what: string; onDelete: () => Promise<unknown> }) {
-  const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
-  const back = useRef<HTMLButtonElement>(null);
-  const cancel = () => {
-    setAsking(false);
-    // Focus back on the button that asked (rendered again on the next frame).
-    requestAnimationFrame(() => back.current?.focus());
-  };
-  if (!asking)
-    return (
-      <button type="button" ref={back} aria-label={`Delete ${what}`} onClick={() => setAsking(true)}>
-        Delete
-      </button>
-    );
-  const confirm = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await onDelete();
-    } catch (e) {
-      setError(errorText(e));
-      setBusy(false);
-    }
-  };
-  return (
-    <span
-      className="confirm"
-      role="group"
-      aria-label={`confirm deleting ${what}`}
-      onKeyDown={(e: KeyboardEvent) => e.key === "Escape" && cancel()}
-    >
-      Delete {what}?{" "}
-      <button type="button" className="danger" autoFocus disabled={busy} onClick={confirm}>
-        Yes, delete
-      </button>{" "}
-      <button type="button" disabled={busy} onClick={cancel}>
-        Cancel
-      </button>
-      {error && <span className="error"> {error}</span>}
-    </span>
-  );
-}
 
 function Pager({
   offset,
@@ -422,18 +352,7 @@ function PutForm({
           Put item
         </button>
       </div>
-      {errors.length > 0 && (
-        <ul className="error" role="alert">
-          {errors.map((m) => (
-            <li key={m}>{m}</li>
-          ))}
-        </ul>
-      )}
-      {status && (
-        <p role="status" className="ok">
-          {status}
-        </p>
-      )}
+      <FormMessages errors={errors} status={status} />
     </form>
   );
 }
