@@ -72,6 +72,34 @@ describe("web console", () => {
     const ids = await nodes.evaluateAll((els) => els.map((e) => e.getAttribute("data-node")));
     expect(ids.sort()).toEqual(["__end__", "__start__", "agent"]);
     await shot(page, "graph");
+
+    // A graph with a subgraph (xray): the subgraph's nodes in a box named after it.
+    await page
+      .getByRole("navigation", { name: "assistants" })
+      .getByRole("link", { name: "research research" })
+      .click(WAIT);
+    const box = page.getByTestId("graph-subgraph");
+    await box.waitFor(WAIT);
+    expect(await box.getAttribute("data-subgraph")).toBe("research");
+    const inner = await nodes.evaluateAll((els) =>
+      els.map((e) => e.getAttribute("data-node") ?? "").filter((id) => id.startsWith("research:")),
+    );
+    expect(inner.sort()).toEqual([
+      "research:__start__",
+      "research:collect",
+      "research:search_docs",
+      "research:search_web",
+    ]);
+    // Each of them drawn inside the box.
+    const within = await page.evaluate(() => {
+      const b = document.querySelector('[data-testid="graph-subgraph"] rect')!.getBoundingClientRect();
+      return [...document.querySelectorAll('[data-node^="research:"] rect')].every((r) => {
+        const n = r.getBoundingClientRect();
+        return n.left >= b.left && n.right <= b.right && n.top >= b.top && n.bottom <= b.bottom;
+      });
+    });
+    expect(within).toBe(true);
+    await shot(page, "subgraph");
     expect(problems).toEqual([]);
     await page.close();
   });
