@@ -8,7 +8,8 @@ import { href } from "./route.ts";
 import { fieldsValue, initialFields, SchemaFields, type Fields, type ObjectSchema } from "./SchemaForm.tsx";
 
 export function AssistantList({ client, selected }: { client: Client; selected?: string }) {
-  const { data, error } = useLoad(() => client.assistants.search({ limit: 100 }), [client]);
+  // Loaded again when another one is opened (one just created is then listed).
+  const { data, error } = useLoad(() => client.assistants.search({ limit: 100 }), [client, selected], true);
   if (error) return <p className="error">{errorText(error)}</p>;
   if (!data) return <p className="muted">Loading assistants…</p>;
   return (
@@ -99,6 +100,40 @@ function ConfigForm({
   );
 }
 
+/** A new assistant of the same graph, starting from this one's config, context and metadata. */
+function NewAssistant({ client, from }: { client: Client; from: Assistant }) {
+  const [name, setName] = useState("");
+  const [problem, setProblem] = useState<string>();
+  const create = async (e: FormEvent) => {
+    e.preventDefault();
+    if (!name.trim()) {
+      setProblem("name: required");
+      return;
+    }
+    try {
+      const made = await client.assistants.create({
+        graphId: from.graph_id,
+        name: name.trim(),
+        config: from.config,
+        context: from.context ?? undefined,
+        metadata: from.metadata ?? undefined,
+      });
+      location.hash = href({ page: "assistants", id: made.assistant_id });
+    } catch (err) {
+      setProblem(errorText(err));
+    }
+  };
+  return (
+    <form aria-label="new assistant" onSubmit={create} className="actions">
+      <label>
+        New assistant from this one, named <input value={name} onChange={(e) => setName(e.target.value)} />
+      </label>
+      <button type="submit">Create</button>
+      {problem ? <span className="error">{problem}</span> : null}
+    </form>
+  );
+}
+
 export function AssistantView({ client, id }: { client: Client; id: string }) {
   const [tick, setTick] = useState(0);
   const refresh = () => setTick((t) => t + 1);
@@ -134,6 +169,7 @@ export function AssistantView({ client, id }: { client: Client; id: string }) {
       )}
       <h3>Config</h3>
       <ConfigForm key={a.assistant_id} client={client} assistant={a} onSaved={refresh} />
+      <NewAssistant client={client} from={a} />
       <details>
         <summary>As stored</summary>
         <pre>{JSON.stringify({ config: a.config, context: a.context, metadata: a.metadata }, null, 2)}</pre>

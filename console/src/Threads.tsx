@@ -3,6 +3,7 @@
 // of checkpoints with what each step's nodes wrote, a fork from any checkpoint, and its state edited as a node.
 import { useEffect, useRef, useState, type FormEvent } from "react";
 import type { Client, Interrupt, ThreadState, ThreadStatus } from "@langchain/langgraph-sdk";
+import { ConfirmDelete } from "./forms.tsx";
 import { errorText, useLoad } from "./load.ts";
 import { href } from "./route.ts";
 import { RunPanel, type RunBase } from "./RunPanel.tsx";
@@ -266,6 +267,16 @@ export function ThreadView({ client, id, onChange }: { client: Client; id: strin
       <h2>
         Thread <code>{t.thread_id}</code> <span className={`status ${t.status}`}>{t.status}</span>
       </h2>
+      <div className="actions">
+        <ConfirmDelete
+          what="this thread"
+          onDelete={async () => {
+            await client.threads.delete(id);
+            onChange();
+            location.hash = href({ page: "threads" });
+          }}
+        />
+      </div>
       <RunPanel
         client={client}
         threadId={id}

@@ -129,13 +129,31 @@ describe("web console", () => {
 
     // A new thread: opened, and listed at once.
     await page.getByLabel("Metadata").fill("");
+    const before = new URL(page.url()).hash;
     await page.getByRole("button", { name: "New thread" }).click();
-    await expect.poll(() => new URL(page.url()).hash, WAIT).toMatch(/^#\/threads\/[0-9a-f-]{36}$/);
+    await expect.poll(() => new URL(page.url()).hash, WAIT).not.toBe(before);
+    expect(new URL(page.url()).hash).toMatch(/^#\/threads\/[0-9a-f-]{36}$/);
     const created = new URL(page.url()).hash.split("/")[2];
     await page
       .getByRole("navigation", { name: "threads" })
       .getByRole("link", { name: created.slice(0, 8) })
       .waitFor(WAIT);
+
+    // Deleted through the page after a confirmation: gone from the list and from the API.
+    await page.getByRole("button", { name: "Delete this thread" }).click();
+    await page.getByRole("button", { name: "Yes, delete" }).click();
+    await expect.poll(() => new URL(page.url()).hash, WAIT).toBe("#/threads");
+    await expect
+      .poll(
+        () =>
+          page
+            .getByRole("navigation", { name: "threads" })
+            .getByRole("link", { name: created.slice(0, 8) })
+            .count(),
+        WAIT,
+      )
+      .toBe(0);
+    expect((await fetch(`${open.server.url}/threads/${created}`)).status).toBe(404);
     expect(problems).toEqual([]);
     await page.close();
   });
@@ -248,6 +266,19 @@ describe("web console", () => {
     expect(updated.config.configurable).toMatchObject({ reviewer: "Ada" });
     await expect.poll(() => page.getByTestId("version").count(), WAIT).toBe(2);
     await shot(page, "config");
+
+    // A new assistant from this one: same graph and config, opened and listed.
+    await page.getByLabel("New assistant from this one, named").fill("approval by Ada");
+    await page.getByRole("button", { name: "Create", exact: true }).click();
+    await page.getByRole("heading", { name: "approval by Ada" }).waitFor(WAIT);
+    await page
+      .getByRole("navigation", { name: "assistants" })
+      .getByRole("link", { name: "approval by Ada approval" })
+      .waitFor(WAIT);
+    const copies = await client.assistants.search({ graphId: "approval" });
+    const copy = copies.find((x) => x.name === "approval by Ada")!;
+    expect(copy.config.configurable).toMatchObject({ reviewer: "Ada" });
+    expect(new URL(page.url()).hash).toBe(`#/assistants/${copy.assistant_id}`);
 
     // A run of it stops at its interrupt, which names the reviewer from the config; answered in the console.
     const thread = await client.threads.create();
