@@ -97,6 +97,9 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
     ],
     timeout: 120_000,
   });
+  // Actions and waits bounded generously (Playwright's default is 30 s): on a loaded machine a page's first load
+  // of a graph's schemas can take that long; a test only fails at the bound if the page never gets there.
+  context.setDefaultTimeout(150_000);
   return {
     context,
     close: async () => {

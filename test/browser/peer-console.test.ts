@@ -77,6 +77,13 @@ beforeAll(async () => {
       return /Server running at/.test(output) && (await fetch(`${peerUrl}/ok`)).ok;
     },
   );
+  // Its graphs' schemas are extracted on first use (it compiles the project's TypeScript, tens of seconds of CPU
+  // on a busy machine): asked here once, so the pages find them ready.
+  const client = new Client({ apiUrl: peerUrl, apiKey: null });
+  for (const graphId of ["chat", "research", "approval"]) {
+    const [assistant] = await client.assistants.search({ graphId });
+    await client.assistants.getSchemas(assistant.assistant_id);
+  }
   browser = await launchChromium();
 });
 
@@ -117,8 +124,8 @@ describe("web console against the official dev server", () => {
     const thread = await client.threads.create();
     await page.goto(consoleUrl(`#/threads/${thread.thread_id}`));
     await page.getByRole("heading", { name: new RegExp(thread.thread_id) }).waitFor(WAIT);
-    await page.getByLabel("Assistant").selectOption({ label: "chat (chat)" });
-    await page.getByLabel("messages (a user message)").fill("hello from another server's console");
+    await page.getByLabel("Assistant").selectOption({ label: "chat (chat)" }, WAIT);
+    await page.getByLabel("messages (a user message)").fill("hello from another server's console", WAIT);
     await page.getByRole("button", { name: "Start run" }).click();
     await expect.poll(() => page.getByTestId("run-phase").textContent(), WAIT).toBe("done");
     const line = page.locator('[data-testid="event"][data-event="messages"]');
@@ -142,8 +149,8 @@ describe("web console against the official dev server", () => {
     const { page, problems } = await newPage();
     await page.goto(consoleUrl(`#/threads/${thread.thread_id}`));
     await page.getByRole("heading", { name: new RegExp(thread.thread_id) }).waitFor(WAIT);
-    await page.getByLabel("Assistant").selectOption({ label: "approval (approval)" });
-    await page.getByLabel("request", { exact: true }).fill("a fence");
+    await page.getByLabel("Assistant").selectOption({ label: "approval (approval)" }, WAIT);
+    await page.getByLabel("request", { exact: true }).fill("a fence", WAIT);
     await page.getByRole("button", { name: "Start run" }).click();
     const asked = page.getByTestId("interrupt");
     await asked.waitFor(WAIT);
