@@ -243,6 +243,12 @@ export function MetricsPage({ credential }: { client: Client; credential: Creden
       const started = Date.now();
       try {
         const res = await fetch(`${apiUrl()}/metrics?format=json`, { headers: authHeaders(credential) });
+        // A server without /metrics (another server that speaks the API): said once, not asked again.
+        if (res.status === 404) {
+          if (live)
+            setError("This server serves no /metrics (Hangar's Agent Server does): nothing to chart.");
+          return;
+        }
         if (!res.ok) throw new Error(`GET /metrics: HTTP ${res.status} ${(await res.text()).slice(0, 200)}`);
         const metrics = (await res.json()) as PromMetric[];
         if (!Array.isArray(metrics)) throw new Error("GET /metrics: not a list of metrics");

@@ -100,9 +100,9 @@ afterAll(async () => {
 /** The console's files from Hangar, its API the official server's. */
 const consoleUrl = (hash = "") => `${hangar.server.url}/console/?api=${encodeURIComponent(peerUrl)}${hash}`;
 
-async function newPage(): Promise<{ page: Page; problems: string[] }> {
+async function newPage(expected: number[] = []): Promise<{ page: Page; problems: string[] }> {
   const page = await browser.context.newPage();
-  return { page, problems: await pageProblems(browser.context, page) };
+  return { page, problems: await pageProblems(browser.context, page, expected) };
 }
 
 describe("web console against the official dev server", () => {
@@ -163,6 +163,15 @@ describe("web console against the official dev server", () => {
         WAIT,
       )
       .toBe("fine");
+    expect(problems).toEqual([]);
+    await page.close();
+  });
+
+  it("says so when the server has no /metrics", async () => {
+    const { page, problems } = await newPage([404]);
+    await page.goto(consoleUrl("#/metrics"));
+    await page.getByText("This server serves no /metrics").waitFor(WAIT);
+    expect(await page.getByTestId("metric-chart").count()).toBeGreaterThan(0);
     expect(problems).toEqual([]);
     await page.close();
   });
