@@ -133,6 +133,15 @@ const duration = (from: string, to: string): string => {
 
 function RunList({ client, threadId, tick }: { client: Client; threadId: string; tick: number }) {
   const runs = useLoad(() => client.runs.list(threadId, { limit: 20 }), [client, threadId, tick], true);
+  // While a run is pending or running (here, or started by another client), its status is read again every
+  // 2 s: a run ends (or is cancelled) on the server, also after this page's stream of it has closed.
+  const live = runs.data?.some((r) => r.status === "pending" || r.status === "running") ?? false;
+  const { reload } = runs;
+  useEffect(() => {
+    if (!live) return;
+    const timer = setTimeout(reload, 2000);
+    return () => clearTimeout(timer);
+  }, [live, runs.data, reload]);
   if (runs.error) return <p className="error">{errorText(runs.error)}</p>;
   if (!runs.data?.length) return <p className="muted">No runs yet.</p>;
   return (
@@ -250,6 +259,17 @@ export function ThreadView({ client, id, onChange }: { client: Client; id: strin
     onChange();
   };
   const thread = useLoad(() => client.threads.get(id), [client, id, tick], true);
+  // A busy thread (a run here, or one another client started) is read again every 2 s until it is not, and the
+  // thread list with it.
+  const busy = thread.data?.status === "busy";
+  useEffect(() => {
+    if (!busy) return;
+    const timer = setTimeout(() => {
+      setTick((t) => t + 1);
+      onChange();
+    }, 2000);
+    return () => clearTimeout(timer);
+  }, [busy, thread.data, onChange]);
   const history = useLoad(() => client.threads.getHistory(id, { limit: 50 }), [client, id, tick], true);
   const [base, setBase] = useState<RunBase>();
   const [editing, setEditing] = useState<{ checkpointId?: string; label: string; values: unknown }>();

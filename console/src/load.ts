@@ -24,7 +24,8 @@ export function useLoad<T>(
       live = false;
     };
   }, [run, n]);
-  return { ...state, reload: () => setN((x) => x + 1) };
+  const reload = useCallback(() => setN((x) => x + 1), []);
+  return { ...state, reload };
 }
 
 /**
