@@ -6,28 +6,45 @@ import { Client } from "@langchain/langgraph-sdk";
 
 export type Credential = { kind: "api-key" | "bearer"; value: string } | null;
 
-/** The localStorage key of the credential for the API the console talks to. */
-const key = (): string => `hangar-console-credential:${apiUrl()}`;
-
-/** The API's base URL: where the console is served from, one folder up (`/console/` -> `/`). */
-export function apiUrl(): string {
-  const fromQuery = new URLSearchParams(location.search).get("api");
-  return (fromQuery ?? new URL("../", location.href).href).replace(/\/+$/, "");
+/** A credential as kept in localStorage (the control plane's console adds a workspace, `tenant`). */
+export interface StoredCredential {
+  kind: "api-key" | "bearer";
+  value: string;
+  tenant?: string;
 }
 
-export function savedCredential(): Credential {
+/** The credential kept under `storageKey`, if one of the right shape is there. */
+export function readCredential(storageKey: string): StoredCredential | null {
   try {
-    const c = JSON.parse(localStorage.getItem(key()) ?? "null") as Credential;
-    return c && (c.kind === "api-key" || c.kind === "bearer") && typeof c.value === "string" ? c : null;
+    const c = JSON.parse(localStorage.getItem(storageKey) ?? "null") as StoredCredential | null;
+    if (!c || (c.kind !== "api-key" && c.kind !== "bearer") || typeof c.value !== "string") return null;
+    return { kind: c.kind, value: c.value, ...(typeof c.tenant === "string" ? { tenant: c.tenant } : {}) };
   } catch {
     return null;
   }
 }
 
-export function saveCredential(c: Credential): void {
-  if (c) localStorage.setItem(key(), JSON.stringify(c));
-  else localStorage.removeItem(key());
+/** Keeps `c` under `storageKey` (null forgets it). */
+export function writeCredential(storageKey: string, c: StoredCredential | null): void {
+  if (c) localStorage.setItem(storageKey, JSON.stringify(c));
+  else localStorage.removeItem(storageKey);
 }
+
+/** An API's base URL: `?api=`, else `folder` relative to the page (no trailing slash). */
+export function baseUrl(folder: string): string {
+  const fromQuery = new URLSearchParams(location.search).get("api");
+  return (fromQuery ?? new URL(folder, location.href).href).replace(/\/+$/, "");
+}
+
+/** The localStorage key of the credential for the API the console talks to. */
+const key = (): string => `hangar-console-credential:${apiUrl()}`;
+
+/** The API's base URL: where the console is served from, one folder up (`/console/` -> `/`). */
+export const apiUrl = (): string => baseUrl("../");
+
+export const savedCredential = (): Credential => readCredential(key());
+
+export const saveCredential = (c: Credential): void => writeCredential(key(), c);
 
 /** Headers that carry the credential. */
 export function authHeaders(c: Credential): Record<string, string> {

@@ -28,20 +28,24 @@ export function useLoad<T>(
   return { ...state, reload };
 }
 
-/**
- * An error as a person reads it: an API answer's `detail` (a validation error's items as `field: message`) with
- * its status, other errors' messages.
- */
+/** The text of an API error body's `detail`: a string, or a validation error's items as `field: message`. */
+export function detailText(body: unknown): string | undefined {
+  const detail = (body as { detail?: unknown } | null)?.detail;
+  if (typeof detail === "string") return detail;
+  if (Array.isArray(detail))
+    return detail
+      .map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg ?? ""}`)
+      .join("; ");
+  return undefined;
+}
+
+/** An error as a person reads it: an API answer's `detail` with its status, other errors' messages. */
 export function errorText(e: unknown): string {
   const { status, text } = (e ?? {}) as { status?: unknown; text?: unknown };
   if (typeof status === "number" && typeof text === "string") {
     try {
-      const detail = (JSON.parse(text) as { detail?: unknown }).detail;
-      if (typeof detail === "string") return `${detail} (HTTP ${status})`;
-      if (Array.isArray(detail))
-        return `${detail
-          .map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg ?? ""}`)
-          .join("; ")} (HTTP ${status})`;
+      const detail = detailText(JSON.parse(text));
+      if (detail !== undefined) return `${detail} (HTTP ${status})`;
     } catch {
       // Not JSON: the message as it is.
     }

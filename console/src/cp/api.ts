@@ -2,40 +2,24 @@
 // is served from, or `?api=`), with the key the user entered (X-Api-Key or Authorization: Bearer) and an optional
 // workspace (X-Tenant-Id), kept in this browser's localStorage for that API URL only (a link naming another API
 // with `?api=` never gets a key entered for this one). Also the API's shapes the pages use.
+import { authHeaders, baseUrl, readCredential, writeCredential, type StoredCredential } from "../api.ts";
+import { detailText } from "../load.ts";
 
-export type CpCredential = { kind: "api-key" | "bearer"; value: string; tenant?: string } | null;
+export type CpCredential = StoredCredential | null;
 
 /** The localStorage key of the credential for the API the console talks to. */
 const key = (): string => `hangar-cp-console-credential:${cpApiUrl()}`;
 
 /** The API's base URL: the folder the console is served from (the control plane's root). */
-export function cpApiUrl(): string {
-  const fromQuery = new URLSearchParams(location.search).get("api");
-  return (fromQuery ?? new URL("./", location.href).href).replace(/\/+$/, "");
-}
+export const cpApiUrl = (): string => baseUrl("./");
 
-export function savedCpCredential(): CpCredential {
-  try {
-    const c = JSON.parse(localStorage.getItem(key()) ?? "null") as CpCredential;
-    if (!c || (c.kind !== "api-key" && c.kind !== "bearer") || typeof c.value !== "string") return null;
-    return { kind: c.kind, value: c.value, tenant: typeof c.tenant === "string" ? c.tenant : undefined };
-  } catch {
-    return null;
-  }
-}
+export const savedCpCredential = (): CpCredential => readCredential(key());
 
-export function saveCpCredential(c: CpCredential): void {
-  if (c) localStorage.setItem(key(), JSON.stringify(c));
-  else localStorage.removeItem(key());
-}
+export const saveCpCredential = (c: CpCredential): void => writeCredential(key(), c);
 
 /** Headers that carry the credential (and the workspace). */
 export function cpAuthHeaders(c: CpCredential): Record<string, string> {
-  if (!c) return {};
-  const h: Record<string, string> =
-    c.kind === "api-key" ? { "X-Api-Key": c.value } : { Authorization: `Bearer ${c.value}` };
-  if (c.tenant) h["X-Tenant-Id"] = c.tenant;
-  return h;
+  return { ...authHeaders(c), ...(c?.tenant ? { "X-Tenant-Id": c.tenant } : {}) };
 }
 
 /** An answer of the API that is not a success: its status and its `detail` as text. */
@@ -46,18 +30,6 @@ export class ApiError extends Error {
   ) {
     super(message);
   }
-}
-
-/** The text of an error body: `{detail: "..."}`, or a validation error's items (`loc: msg`). */
-function detailText(body: unknown, status: number): string {
-  const detail = (body as { detail?: unknown } | null)?.detail;
-  if (typeof detail === "string") return detail;
-  if (Array.isArray(detail)) {
-    return detail
-      .map((d: { loc?: unknown[]; msg?: string }) => `${(d.loc ?? []).join(".")}: ${d.msg ?? ""}`)
-      .join("; ");
-  }
-  return `HTTP ${status}`;
 }
 
 export type CpApi = <T = unknown>(method: string, path: string, body?: unknown) => Promise<T>;
@@ -80,7 +52,7 @@ export function makeCpApi(c: CpCredential): CpApi {
     } catch {
       parsed = text;
     }
-    if (!res.ok) throw new ApiError(res.status, detailText(parsed, res.status));
+    if (!res.ok) throw new ApiError(res.status, detailText(parsed) ?? `HTTP ${res.status}`);
     return parsed as T;
   };
 }
