@@ -7,15 +7,14 @@
 // else; the deployment deleted through the page. No page error, console error or failed request. Each step's
 // screenshot goes to test/browser/screenshots/. On both backends (the control plane's store on PostgreSQL in the
 // postgres project).
-import { cpSync, mkdirSync, realpathSync } from "node:fs";
+import { cpSync, realpathSync } from "node:fs";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cpClient, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
 import { cleanupDir, ROOT, tempDir } from "../helpers/server.ts";
-import { launchChromium, pageProblems } from "./harness.ts";
+import { launchChromium, pageProblems, screenshot } from "./harness.ts";
 
-const SHOTS = join(ROOT, "test/browser/screenshots");
 const WAIT = { timeout: 150_000 };
 const KEY = "cp-console-test-key-1234";
 const NAME = "console-walk";
@@ -29,7 +28,6 @@ let api: CpClient;
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   cpSync(join(ROOT, "examples"), project, { recursive: true });
   cp = await startCp({
     reconcile: true,
@@ -52,9 +50,7 @@ afterAll(async () => {
 });
 
 /** Saves the page as test/browser/screenshots/console-cp-<name>-<backend>.png. */
-const BACKEND = process.env.HANGAR_TEST_BACKEND ?? "embedded";
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: join(SHOTS, `console-cp-${name}-${BACKEND}.png`), fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, `console-cp-${name}`, true);
 
 describe("control plane web console", () => {
   let page: Page;

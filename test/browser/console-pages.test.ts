@@ -3,21 +3,17 @@
 // and one deleted; a cron created through the form (stateless, then on a thread) and one deleted; the metrics
 // charts filling with samples and showing a run that finished. Each change is checked with the SDK. Each step's
 // screenshot goes to test/browser/screenshots/. On both backends.
-import { mkdirSync } from "node:fs";
-import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, useHangar } from "../helpers/server.ts";
-import { launchChromium, pageProblems } from "./harness.ts";
+import { useHangar } from "../helpers/server.ts";
+import { launchChromium, screenshot, watchedPage } from "./harness.ts";
 
-const SHOTS = join(ROOT, "test/browser/screenshots");
 const WAIT = { timeout: 90_000 };
 
 const hangar = useHangar({ env: { HANGAR_CONSOLE: "true" } });
 
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -26,15 +22,12 @@ afterAll(async () => {
 
 /** A new page that records console errors, page errors and failed requests. */
 async function newPage(): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.context.newPage();
-  await page.setViewportSize({ width: 1366, height: 900 });
-  const problems = await pageProblems(browser.context, page);
-  return { page, problems };
+  const watched = await watchedPage(browser.context);
+  await watched.page.setViewportSize({ width: 1366, height: 900 });
+  return watched;
 }
 
-const BACKEND = process.env.HANGAR_TEST_BACKEND ?? "embedded";
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: join(SHOTS, `console-${name}-${BACKEND}.png`), fullPage: true });
+const shot = (page: Page, name: string) => screenshot(page, `console-${name}`, true);
 
 describe("web console: store, crons and metrics pages", () => {
   it("store: finds a namespace, shows its items and a value, puts an item and deletes one", async () => {

@@ -4,15 +4,13 @@
 // as a node, an assistant's config edited through its schema's form, an interrupt answered; with
 // HANGAR_API_KEYS set, the console asks for the key, loads nothing without it, refuses a wrong one and works
 // with the right one. Each step's screenshot goes to test/browser/screenshots/. On both backends.
-import { mkdirSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { ROOT, useHangar } from "../helpers/server.ts";
-import { launchChromium, pageProblems } from "./harness.ts";
+import { useHangar } from "../helpers/server.ts";
+import { launchChromium, screenshot, watchedPage } from "./harness.ts";
 
-const SHOTS = join(ROOT, "test/browser/screenshots");
 const WAIT = { timeout: 90_000 };
 const KEY = "console-test-key-1234";
 
@@ -26,7 +24,6 @@ const steps = useHangar({
 
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 beforeAll(async () => {
-  mkdirSync(SHOTS, { recursive: true });
   browser = await launchChromium();
 });
 afterAll(async () => {
@@ -34,10 +31,7 @@ afterAll(async () => {
 });
 
 /** A new page that records console errors, page errors and failed requests (except the `expected` statuses). */
-async function newPage(expected: number[] = []): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.context.newPage();
-  return { page, problems: await pageProblems(browser.context, page, expected) };
-}
+const newPage = (expected: number[] = []) => watchedPage(browser.context, expected);
 
 /** The `chat` graph's assistant in the console's list (its name, then its graph id). */
 const chatLink = (page: Page) =>
@@ -54,9 +48,7 @@ async function openThread(threadId: string) {
 }
 
 /** Saves the page as test/browser/screenshots/console-<name>-<backend>.png. */
-const BACKEND = process.env.HANGAR_TEST_BACKEND ?? "embedded";
-const shot = (page: Page, name: string) =>
-  page.screenshot({ path: join(SHOTS, `console-${name}-${BACKEND}.png`) });
+const shot = (page: Page, name: string) => screenshot(page, `console-${name}`);
 
 describe("web console", () => {
   it("shows the assistants and draws a graph with its nodes", async () => {

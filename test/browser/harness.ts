@@ -1,6 +1,6 @@
 // Browser test harness: builds the test page with Vite, serves it from its own origin (a small static server
 // on a free loopback port), and drives Debian's Chromium (/usr/bin/chromium) through playwright-core.
-import { existsSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, statSync } from "node:fs";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
 import { tmpdir } from "node:os";
@@ -10,6 +10,8 @@ import { chromium, type BrowserContext, type Page } from "playwright-core";
 import { afterAll, beforeAll } from "vitest";
 
 export const PAGE_DIR = resolve(dirname(fileURLToPath(import.meta.url)), "page");
+/** Where browser walks save each step's screenshot (git-ignored). */
+export const SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "screenshots");
 export const CHROMIUM = "/usr/bin/chromium";
 
 /**
@@ -164,4 +166,20 @@ export async function pageProblems(
   });
   await cdp.send("Network.enable");
   return problems;
+}
+
+/** A new page of `context`, with the problems it records as it goes (see `pageProblems`). */
+export async function watchedPage(
+  context: BrowserContext,
+  expected: number[] = [],
+): Promise<{ page: Page; problems: string[] }> {
+  const page = await context.newPage();
+  return { page, problems: await pageProblems(context, page, expected) };
+}
+
+/** Saves the page as test/browser/screenshots/<name>-<backend>.png (the backend of this test run). */
+export async function screenshot(page: Page, name: string, fullPage = false): Promise<void> {
+  mkdirSync(SHOTS, { recursive: true });
+  const backend = process.env.HANGAR_TEST_BACKEND ?? "embedded";
+  await page.screenshot({ path: join(SHOTS, `${name}-${backend}.png`), fullPage });
 }

@@ -4,24 +4,17 @@
 // the thread's history, an interrupt answered. Only public API calls, so nothing of it is Hangar's own. Embedded
 // project only: the other server has its own storage.
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
-import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDir, ROOT, tempDir, useHangar } from "../helpers/server.ts";
+import { OFFICIAL_BIN } from "../helpers/cli.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { launchChromium, pageProblems } from "./harness.ts";
+import { launchChromium, watchedPage } from "./harness.ts";
 
 const WAIT = { timeout: 90_000 };
-const CLI_DIR = join(ROOT, "node_modules/@langchain/langgraph-cli");
-/** The official CLI's bin, as its package.json declares it. */
-const OFFICIAL_BIN = join(
-  CLI_DIR,
-  (JSON.parse(readFileSync(join(CLI_DIR, "package.json"), "utf8")) as { bin: Record<string, string> }).bin
-    .langgraphjs,
-);
 
 const hangar = useHangar({ env: { HANGAR_CONSOLE: "true" } });
 const base = tempDir("hangar-peer-console-");
@@ -100,10 +93,7 @@ afterAll(async () => {
 /** The console's files from Hangar, its API the official server's. */
 const consoleUrl = (hash = "") => `${hangar.server.url}/console/?api=${encodeURIComponent(peerUrl)}${hash}`;
 
-async function newPage(expected: number[] = []): Promise<{ page: Page; problems: string[] }> {
-  const page = await browser.context.newPage();
-  return { page, problems: await pageProblems(browser.context, page, expected) };
-}
+const newPage = (expected: number[] = []) => watchedPage(browser.context, expected);
 
 describe("web console against the official dev server", () => {
   it("lists its assistants, draws a graph with its subgraph, streams a run and shows the history", async () => {

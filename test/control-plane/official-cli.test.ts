@@ -2,7 +2,7 @@
 // @langchain/langgraph-cli (create, upload URL, PUT, PATCH, poll; then list, revisions list, logs, delete) runs
 // unchanged against a real `hangar control-plane`, on a project whose langgraph.json says `"env": ".env"` (the
 // file stays on the machine, its secret reaches the graph); then the same flow with `hangar deploy`.
-import { runCli, type CliRun } from "../helpers/cli.ts";
+import { OFFICIAL_BIN, runCli, type CliRun } from "../helpers/cli.ts";
 import { randomUUID } from "node:crypto";
 import { cpSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -14,13 +14,6 @@ import { BOUND_MS } from "../helpers/wait.ts";
 
 const KEY = "hangar-official-cli-test-key";
 const FIXTURE = join(ROOT, "test/fixtures/deploy-env-project");
-const CLI_DIR = join(ROOT, "node_modules/@langchain/langgraph-cli");
-/** The official CLI's bin, as package.json declares it. */
-const OFFICIAL_BIN = join(
-  CLI_DIR,
-  (JSON.parse(readFileSync(join(CLI_DIR, "package.json"), "utf8")) as { bin: Record<string, string> }).bin
-    .langgraphjs,
-);
 
 const base = tempDir("hangar-official-cli-test-");
 let cp: CpProcess;

@@ -1,5 +1,19 @@
 // Runs a Node CLI (ours or the official one) as a child process with a scrubbed environment, collecting output.
 import { spawn } from "node:child_process";
+import { readFileSync } from "node:fs";
+import { dirname, join, resolve } from "node:path";
+import { fileURLToPath } from "node:url";
+
+const CLI_DIR = resolve(
+  dirname(fileURLToPath(import.meta.url)),
+  "../../node_modules/@langchain/langgraph-cli",
+);
+/** The official CLI's bin (`langgraphjs`, of @langchain/langgraph-cli), as its package.json declares it. */
+export const OFFICIAL_BIN = join(
+  CLI_DIR,
+  (JSON.parse(readFileSync(join(CLI_DIR, "package.json"), "utf8")) as { bin: Record<string, string> }).bin
+    .langgraphjs,
+);
 
 export interface CliRun {
   code: number | null;
