@@ -55,6 +55,8 @@ export interface StartOptions {
   /** Added to the environment; a key set to undefined is removed from it. */
   env?: Record<string, string | undefined>;
   args?: string[];
+  /** Node flags added to the server process's own (with `process`), e.g. `--inspect=127.0.0.1:0`. */
+  nodeFlags?: string[];
   /** The CLI command (with `process`): `dev` (default, started with --no-reload) or `serve`. Always `serve` on postgres. */
   command?: "dev" | "serve";
   /** `serve --mode` (api, worker or all); not passed when absent. */
@@ -239,7 +241,7 @@ async function spawnHangar(
     ...(opts.args ?? []),
   ];
   // With the node flags the `hangar` command gives itself (bin/hangar.js's first line): as users run it.
-  const proc = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args], {
+  const proc = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(opts.nodeFlags ?? []), ...args], {
     cwd: ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
