@@ -2,7 +2,16 @@
 // config), failing and interrupted commands, and its build log.
 import { execFileSync } from "node:child_process";
 import { randomUUID } from "node:crypto";
-import { cpSync, existsSync, mkdirSync, realpathSync, symlinkSync, writeFileSync } from "node:fs";
+import {
+  cpSync,
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  realpathSync,
+  symlinkSync,
+  writeFileSync,
+} from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import * as tar from "tar";
@@ -17,6 +26,7 @@ import type {
 } from "../../src/control-plane/domain/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 import { loadSettings, useSettings } from "../../src/lib/settings.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
 // at build time): these tests build from projects in the system's temp directory.
@@ -177,15 +187,23 @@ describe("builder", () => {
 
   it("stops a command when the build is interrupted", async () => {
     const ac = new AbortController();
-    const { args } = input(
-      "github",
-      { repo_url: project, install_command: "sleep 60" },
-      undefined,
-      ac.signal,
-    );
-    const started = Date.now();
-    setTimeout(() => ac.abort(), 300);
-    expect(await buildFails(args)).toBe("Build interrupted");
-    expect(Date.now() - started).toBeLessThan(10_000);
+    // A sleep no other process has: whether it still runs is read from /proc.
+    const marker = `sleep 6${Math.floor(Math.random() * 1e6)}`;
+    const { args } = input("github", { repo_url: project, install_command: marker }, undefined, ac.signal);
+    const running = () =>
+      readdirSync("/proc")
+        .filter((d) => /^\d+$/.test(d))
+        .some((pid) => {
+          try {
+            return readFileSync(`/proc/${pid}/cmdline`, "utf8").split("\0").join(" ").includes(marker);
+          } catch {
+            return false; // the process ended meanwhile
+          }
+        });
+    const failed = buildFails(args);
+    await waitFor("the install command to start", async () => running());
+    ac.abort();
+    expect(await failed).toBe("Build interrupted");
+    expect(running()).toBe(false);
   });
 });
