@@ -1,6 +1,7 @@
 // The crons page: the crons (filtered by assistant or thread, paged), each with its schedule, assistant, thread,
 // next run, end time and whether it is enabled; a form that creates one (an assistant from the list, a schedule,
-// the run's input as JSON, a thread if it runs on one) and a delete that asks first.
+// the run's input as JSON, a thread if it runs on one), an edit of a cron's schedule, time zone and end time, a
+// switch that pauses or resumes it, and a delete that asks first.
 import { useState, type FormEvent } from "react";
 import type { Assistant, Client, Cron } from "@langchain/langgraph-sdk";
 import type { Credential } from "./api.ts";
@@ -126,17 +127,138 @@ function CreateCron({
   );
 }
 
+/** A `datetime-local` field's value for an ISO date (local time, to the minute); "" for none. */
+function localInput(iso: string | null | undefined): string {
+  if (!iso) return "";
+  const d = new Date(iso);
+  const pad = (n: number) => String(n).padStart(2, "0");
+  return `${d.getFullYear()}-${pad(d.getMonth() + 1)}-${pad(d.getDate())}T${pad(d.getHours())}:${pad(d.getMinutes())}`;
+}
+
+/** A cron's schedule, time zone and end time edited in place (an emptied end time removes it). */
+function EditCron({
+  client,
+  cron,
+  onDone,
+}: {
+  client: Client;
+  cron: Cron;
+  onDone: (changed: boolean) => void;
+}) {
+  const [schedule, setSchedule] = useState(cron.schedule);
+  const [timezone, setTimezone] = useState(cron.timezone ?? "");
+  const [endTime, setEndTime] = useState(localInput(cron.end_time));
+  const [errors, setErrors] = useState<string[]>([]);
+  const [busy, setBusy] = useState(false);
+  const submit = async (e: FormEvent) => {
+    e.preventDefault();
+    const problems: string[] = [];
+    if (!schedule.trim()) problems.push("Schedule: required (cron syntax, e.g. 0 9 * * 1-5)");
+    const end = endTime ? new Date(endTime) : null;
+    if (end && Number.isNaN(end.getTime())) problems.push("End time: not a date");
+    setErrors(problems);
+    if (problems.length) return;
+    setBusy(true);
+    try {
+      await client.crons.update(cron.cron_id, {
+        schedule: schedule.trim(),
+        // The time zone only when one is given (the API keeps the current one otherwise).
+        timezone: timezone.trim() || undefined,
+        endTime: end ? end.toISOString() : null,
+      });
+      onDone(true);
+    } catch (err) {
+      setErrors([errorText(err)]);
+      setBusy(false);
+    }
+  };
+  return (
+    <form
+      className="inline-form"
+      aria-label={`edit cron ${cron.cron_id.slice(0, 8)}`}
+      onSubmit={submit}
+      onKeyDown={(e) => e.key === "Escape" && onDone(false)}
+    >
+      <label>
+        Schedule <input value={schedule} autoFocus onChange={(e) => setSchedule(e.target.value)} />
+      </label>
+      <label>
+        Timezone <input value={timezone} placeholder="UTC" onChange={(e) => setTimezone(e.target.value)} />
+      </label>
+      <label>
+        Ends <input type="datetime-local" value={endTime} onChange={(e) => setEndTime(e.target.value)} />
+      </label>
+      <button type="submit" disabled={busy}>
+        Save
+      </button>
+      <button type="button" onClick={() => onDone(false)}>
+        Cancel
+      </button>
+      <FormMessages errors={errors} />
+    </form>
+  );
+}
+
+/** Pauses or resumes a cron (`enabled`). */
+function ToggleCron({ client, cron, onChanged }: { client: Client; cron: Cron; onChanged: () => void }) {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const enabled = cron.enabled !== false;
+  const toggle = async () => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await client.crons.update(cron.cron_id, { enabled: !enabled });
+      onChanged();
+    } catch (err) {
+      setError(errorText(err));
+    } finally {
+      setBusy(false);
+    }
+  };
+  return (
+    <>
+      {enabled ? "yes" : "no"}{" "}
+      <button
+        type="button"
+        disabled={busy}
+        aria-label={`${enabled ? "Disable" : "Enable"} cron ${cron.cron_id.slice(0, 8)}`}
+        onClick={toggle}
+      >
+        {enabled ? "Disable" : "Enable"}
+      </button>
+      {error ? <span className="error"> {error}</span> : null}
+    </>
+  );
+}
+
 function CronRow({
   client,
   cron,
   assistantName,
-  onDeleted,
+  onChanged,
 }: {
   client: Client;
   cron: Cron;
   assistantName?: string;
-  onDeleted: () => void;
+  onChanged: () => void;
 }) {
+  const [editing, setEditing] = useState(false);
+  if (editing)
+    return (
+      <tr data-testid="cron" data-cron-id={cron.cron_id}>
+        <td colSpan={8}>
+          <EditCron
+            client={client}
+            cron={cron}
+            onDone={(changed) => {
+              setEditing(false);
+              if (changed) onChanged();
+            }}
+          />
+        </td>
+      </tr>
+    );
   return (
     <tr data-testid="cron" data-cron-id={cron.cron_id}>
       <td>
@@ -159,17 +281,26 @@ function CronRow({
       </td>
       <td className="nowrap">{when(cron.next_run_date)}</td>
       <td className="nowrap">{when(cron.end_time)}</td>
-      <td>{cron.enabled === false ? "no" : "yes"}</td>
+      <td className="nowrap">
+        <ToggleCron client={client} cron={cron} onChanged={onChanged} />
+      </td>
       <td>
         <code title={cron.cron_id}>{cron.cron_id.slice(0, 8)}</code>
         <span className="muted"> {when(cron.created_at)}</span>
       </td>
-      <td>
+      <td className="nowrap">
+        <button
+          type="button"
+          aria-label={`Edit cron ${cron.cron_id.slice(0, 8)}`}
+          onClick={() => setEditing(true)}
+        >
+          Edit
+        </button>{" "}
         <ConfirmDelete
           what={`cron ${cron.schedule} (${cron.cron_id.slice(0, 8)})`}
           onDelete={async () => {
             await client.crons.delete(cron.cron_id);
-            onDeleted();
+            onChanged();
           }}
         />
       </td>
@@ -263,7 +394,7 @@ function CronList({
                 client={client}
                 cron={c}
                 assistantName={names.get(c.assistant_id)}
-                onDeleted={onChanged}
+                onChanged={onChanged}
               />
             ))}
           </tbody>
@@ -285,7 +416,7 @@ function CronList({
 
 export function CronsPage({ client }: { client: Client; credential: Credential }) {
   const assistants = useLoad(() => client.assistants.search({ limit: 100 }), [client]);
-  // Bumped after a create or a delete: the list loads again.
+  // Bumped after a create, an edit or a delete: the list loads again.
   const [version, setVersion] = useState(0);
   const bump = () => setVersion((v) => v + 1);
   if (assistants.error) return <p className="error">{errorText(assistants.error)}</p>;

@@ -1,6 +1,6 @@
 // The web console's store, crons and metrics pages in Debian's Chromium through playwright-core: the store's
 // namespaces, items and one item's value, an item put through the form (invalid JSON refused before it is sent)
-// and one deleted; a cron created through the form (stateless, then on a thread) and one deleted; the metrics
+// and one deleted; a cron created through the form (stateless, then on a thread) edited (schedule, time zone, end time), paused, resumed and one deleted; the metrics
 // charts filling with samples and showing a run that finished. Each change is checked with the SDK. Each step's
 // screenshot goes to test/browser/screenshots/. On both backends.
 import type { Page } from "playwright-core";
@@ -92,7 +92,7 @@ describe("web console: store, crons and metrics pages", () => {
     await page.close();
   });
 
-  it("crons: creates one through the form (stateless, then on a thread), lists them, deletes one", async () => {
+  it("crons: creates one through the form (stateless, then on a thread), lists them, edits, pauses and deletes one", async () => {
     const { client } = hangar;
     const [chat] = await client.assistants.search({ graphId: "chat", limit: 1 });
     const thread = await client.threads.create();
@@ -143,6 +143,48 @@ describe("web console: store, crons and metrics pages", () => {
       .waitFor();
     await shot(page, "crons");
 
+    // Edit the thread's cron in place: a schedule the API refuses is shown and changes nothing; then a new
+    // schedule, time zone and end time are saved.
+    const [threadCron] = await onThread();
+    const editRow = page.locator(`[data-cron-id="${threadCron.cron_id}"]`);
+    await editRow.getByRole("button", { name: /^Edit cron/ }).click();
+    const edit = editRow.getByRole("form", { name: /^edit cron/ });
+    await edit.getByLabel("Schedule").fill("every tuesday");
+    await edit.getByRole("button", { name: "Save" }).click();
+    await edit
+      .getByRole("alert")
+      .getByText(/schedule/i)
+      .waitFor(WAIT);
+    expect((await onThread())[0].schedule).toBe("30 6 * * 1");
+    await edit.getByLabel("Schedule").fill("15 7 * * 2");
+    await edit.getByLabel("Timezone").fill("Europe/Paris");
+    await edit.getByLabel("Ends").fill("2099-01-02T03:04");
+    await edit.getByRole("button", { name: "Save" }).click();
+    await editRow.getByText("15 7 * * 2").waitFor(WAIT);
+    const [edited] = await onThread();
+    expect(edited).toMatchObject({
+      cron_id: threadCron.cron_id,
+      schedule: "15 7 * * 2",
+      timezone: "Europe/Paris",
+    });
+    expect(new Date(edited.end_time!).getFullYear()).toBe(2099);
+    // The next run is a Tuesday at 7:15 in Paris.
+    const next = new Intl.DateTimeFormat("en-GB", {
+      timeZone: "Europe/Paris",
+      weekday: "short",
+      hour: "2-digit",
+      minute: "2-digit",
+    }).format(new Date(edited.next_run_date!));
+    expect(next).toBe("Tue 07:15");
+
+    // Paused, then resumed.
+    await editRow.getByRole("button", { name: /^Disable cron/ }).click();
+    await editRow.getByRole("button", { name: /^Enable cron/ }).waitFor(WAIT);
+    expect((await onThread())[0].enabled).toBe(false);
+    await editRow.getByRole("button", { name: /^Enable cron/ }).click();
+    await editRow.getByRole("button", { name: /^Disable cron/ }).waitFor(WAIT);
+    expect((await onThread())[0].enabled).toBe(true);
+
     // Delete the stateless one: asked first.
     const row = rows.filter({ hasText: "0 0 1 1 *" });
     await row.getByRole("button", { name: /^Delete cron/ }).click();
@@ -151,7 +193,8 @@ describe("web console: store, crons and metrics pages", () => {
     const left = await client.crons.search({ assistantId: chat.assistant_id });
     expect(left.map((c) => c.cron_id)).toEqual((await onThread()).map((c) => c.cron_id));
     expect(left.map((c) => c.cron_id)).not.toContain(stateless.cron_id);
-    expect(problems).toEqual([]);
+    // The one error answer: the refused schedule.
+    expect(problems).toEqual([`HTTP 422 ${hangar.server.url}/runs/crons/${threadCron.cron_id}`]);
     await page.close();
   });
 
