@@ -1,7 +1,8 @@
 // The web console's store, crons and metrics pages in Debian's Chromium through playwright-core: the store's
 // namespaces, items and one item's value, an item put through the form (invalid JSON refused before it is sent)
-// and one deleted; a cron created through the form (stateless, then on a thread) edited (schedule, time zone, end time), paused, resumed and one deleted; the metrics
-// charts filling with samples and showing a run that finished. Each change is checked with the SDK. Each step's
+// and one deleted; a cron created through the form (stateless, then on a thread), edited (schedule, time zone,
+// end time), paused, resumed and one deleted; the metrics charts filling with samples and showing a run that
+// finished. Each change is checked with the SDK. Each step's
 // screenshot goes to test/browser/screenshots/. On both backends.
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
