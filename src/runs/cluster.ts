@@ -123,10 +123,11 @@ export class ClusterRunManager implements RunService {
     });
     const strategy = body.multitask_strategy;
     // Admitted first in line under interrupt/rollback (with after_seconds: not before then).
-    const { run, current } = await admitRun(this.queue, this.storage, thread, body, assistant);
+    const { run, current, delayed } = await admitRun(this.queue, this.storage, thread, body, assistant);
     this.log.info(runContext(run, assistant), "run created");
-    if (current && (strategy === "interrupt" || strategy === "rollback")) {
-      await this.requestCancel(current, strategy);
+    if (strategy === "interrupt" || strategy === "rollback") {
+      // The running run, and those waiting for their after_seconds (as on the official server).
+      for (const id of [...(current ? [current] : []), ...delayed]) await this.requestCancel(id, strategy);
     }
     await this.wake();
     return this.started(run);

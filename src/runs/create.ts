@@ -163,7 +163,8 @@ export async function recordRun(
  * Admits a run on a thread through the queue (the busy check and the insert in one atomic step): under
  * "reject" a busy thread answers 409 and nothing is recorded. An admitted run marks its thread at once,
  * before it starts (also one waiting for after_seconds): busy, with the run's graph and assistant in its
- * metadata, and the run's config. Returns the run, its kwargs, and the run that held the thread then.
+ * metadata, and the run's config. Returns the run, its kwargs, the run that held the thread then, and the
+ * thread's runs waiting for their after_seconds.
  */
 export async function admitRun(
   queue: RunQueue,
@@ -171,7 +172,7 @@ export async function admitRun(
   thread: Thread,
   body: RunCreateStatefulT,
   assistant: Assistant,
-): Promise<{ run: Run; kwargs: RunKwargs; current: string | null }> {
+): Promise<{ run: Run; kwargs: RunKwargs; current: string | null; delayed: string[] }> {
   const threadId = thread.thread_id;
   const { input, kwargs } = newRun(threadId, body, assistant, body.multitask_strategy);
   const admitted = await queue.admit({ ...input, thread_id: threadId });
@@ -181,5 +182,5 @@ export async function admitRun(
     metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
     config: threadConfig(assistant, thread, body),
   });
-  return { run: admitted.run, kwargs, current: admitted.current };
+  return { run: admitted.run, kwargs, current: admitted.current, delayed: admitted.delayed };
 }

@@ -90,11 +90,18 @@ export class RunManager implements RunService {
       known,
     });
     const strategy = body.multitask_strategy;
-    const { run, kwargs } = await admitRun(this.queue, this.storage, thread, body, assistant);
+    const { run, kwargs, delayed } = await admitRun(this.queue, this.storage, thread, body, assistant);
     // Debug here: the run's "run started" follows at once unless it waits (the scale-out API logs it at info).
     this.log.debug(runContext(run, assistant), "run created");
     const job = this.newJob(run, assistant, kwargs, false, 1, body.stream_resumable);
     const current = this.queue.holder(threadId);
+    if (strategy === "interrupt" || strategy === "rollback") {
+      // Runs waiting for their after_seconds are cancelled as the running one is (as on the official server).
+      for (const id of delayed) {
+        const waiting = this.jobs.get(id);
+        if (waiting) this.abort(waiting, strategy);
+      }
+    }
     if (current && (strategy === "interrupt" || strategy === "rollback")) {
       // The new run goes first in line; the running one stops at its next step.
       this.queue.addFirst(job);
@@ -348,7 +355,9 @@ export class RunManager implements RunService {
       const resumed: RunKwargs =
         run.status === "running" ? { ...kwargs, input: null, command: null } : kwargs;
       const resumable = Boolean((run.kwargs as Json).stream_resumable);
-      this.queue.add(this.newJob(run, assistant, resumed, false, run.attempt, resumable));
+      // A run still waiting for its after_seconds waits out what is left of it.
+      const wait = run.not_before ? Math.max(0, (Date.parse(run.not_before) - Date.now()) / 1000) : 0;
+      this.queue.add(this.newJob(run, assistant, resumed, false, run.attempt, resumable), wait);
     }
     return runs.length;
   }

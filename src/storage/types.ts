@@ -187,17 +187,21 @@ export interface RunInput {
 }
 
 /**
- * What `RunStore.admit` did: it recorded the run (`current`: the run that held its thread then, if any), or,
- * the thread being busy under "reject", recorded nothing (`current`: the run it is busy with).
+ * What `RunStore.admit` did: it recorded the run (`current`: the run that held its thread then, if any;
+ * `delayed`: the thread's runs still waiting for their after_seconds), or, the thread being busy under
+ * "reject", recorded nothing (`current`: the run it is busy with, a delayed one if nothing else).
  */
-export type RunAdmission = { run: Run; current: string | null } | { run: null; current: string };
+export type RunAdmission =
+  { run: Run; current: string | null; delayed: string[] } | { run: null; current: string };
 
 export interface RunStore {
   create(input: RunInput): Promise<Run>;
   /**
-   * Records a run on a thread in one atomic step with the look at the thread's current run (running, or
-   * pending and due; a delayed run does not count): under multitask_strategy "reject" a busy thread refuses
-   * it; under "interrupt" or "rollback" it goes first in the thread's line. Concurrent admissions on one
+   * Records a run on a thread in one atomic step with the look at the thread's runs: its current one (running,
+   * or pending and due) and those waiting for their after_seconds. Under multitask_strategy "reject" a thread
+   * with either refuses it (a delayed run makes the thread busy, as on the official server); under "interrupt"
+   * or "rollback" it goes first in the thread's line (the caller cancels the current and delayed runs); under
+   * "enqueue" it goes after the current one (a delayed run starts when due). Concurrent admissions on one
    * thread (from any process) see each other.
    */
   admit(input: RunInput & { thread_id: string }): Promise<RunAdmission>;
@@ -209,8 +213,11 @@ export interface RunStore {
   setStatus(runId: string, status: RunStatus, attempt?: number): Promise<void>;
   /** Marks a run running as its next attempt; returns the attempt number (1 for a first start). */
   start(runId: string): Promise<number>;
-  /** Runs that were in flight when the process stopped (for recovery at start-up), oldest first. */
-  inFlight(): Promise<(Run & { attempt: number })[]>;
+  /**
+   * Runs that were in flight when the process stopped (for recovery at start-up), oldest first, each with the
+   * time it may start (`not_before`, ISO; null when it may start at once).
+   */
+  inFlight(): Promise<(Run & { attempt: number; not_before: string | null })[]>;
   /** Run ids of a thread with one of the statuses (all threads when threadId is null). */
   idsByStatus(
     threadId: string | null,

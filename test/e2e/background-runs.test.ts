@@ -157,6 +157,51 @@ describe("background runs on a thread", () => {
     expect(markerLines(marker)).toEqual([]);
   });
 
+  it("a delayed run makes its thread busy for reject; interrupt and rollback cancel it", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const marker = scratch.marker();
+    const later = () =>
+      client.runs.create(thread_id, "steps", {
+        input: job({ label: "later", steps: 1, marker_file: marker }),
+        afterSeconds: 3600,
+      });
+    const first = await later();
+    // reject: refused while the delayed run waits (as on the official server), nothing recorded.
+    const refused = await httpError(
+      client.runs.create(thread_id, "steps", {
+        input: job({ label: "r", steps: 1 }),
+        multitaskStrategy: "reject",
+      }),
+    );
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain(first.run_id);
+    expect((await client.runs.list(thread_id)).map((r) => r.run_id)).toEqual([first.run_id]);
+    // interrupt: the delayed run is cancelled (interrupted) and the new one runs.
+    const now = await valuesWithin(
+      "an interrupting run",
+      client.runs.wait(thread_id, "steps", {
+        input: job({ label: "i", steps: 1 }),
+        multitaskStrategy: "interrupt",
+      }),
+    );
+    expect(now.log).toEqual(["i:0"]);
+    await waitForStatus(client, thread_id, first.run_id, ["interrupted"]);
+    // rollback: the delayed run is deleted.
+    const second = await later();
+    await valuesWithin(
+      "a rolling-back run",
+      client.runs.wait(thread_id, "steps", {
+        input: job({ label: "b", steps: 1 }),
+        multitaskStrategy: "rollback",
+      }),
+    );
+    await waitFor("the delayed run to be deleted", async () =>
+      (await client.runs.list(thread_id)).every((r) => r.run_id !== second.run_id),
+    );
+    expect(markerLines(marker)).toEqual([]);
+  });
+
   it("DELETE /threads/{id}/runs/{run_id} removes a finished run", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();

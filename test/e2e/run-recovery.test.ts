@@ -29,6 +29,10 @@ let client: Client;
 let threadId = "";
 let runId = "";
 let queuedId = "";
+/** A thread with a run delayed by an hour (after_seconds), created before the kill. */
+const delayedMarker = scratch.marker();
+let delayedThread = "";
+let delayedId = "";
 
 beforeAll(async () => {
   dataDir = tempDir("hangar-recovery-");
@@ -48,6 +52,13 @@ beforeAll(async () => {
   });
   queuedId = queued.run_id;
   expect(queued.status).toBe("pending");
+  delayedThread = (await c1.threads.create()).thread_id;
+  delayedId = (
+    await c1.runs.create(delayedThread, "steps", {
+      input: job({ label: "later", steps: 1, marker_file: delayedMarker }),
+      afterSeconds: 3600,
+    })
+  ).run_id;
   await waitForLogEntry(c1, threadId, "k:1");
   await waitFor("step k:2 to be in flight", () => markerLines(marker).includes("start k:2"));
 
@@ -135,5 +146,18 @@ describe("a run whose server was killed mid-run", () => {
     }
     // No checkpoint repeats a step (the resumed attempt did not start over).
     for (const log of ofRun) expect(new Set(log).size).toBe(log.length);
+  });
+
+  it("a run delayed by after_seconds still waits out its delay after the restart", async () => {
+    // A run created now on its thread goes first (the delayed one does not hold the thread); had the restart
+    // started the delayed run at once, it would have run before.
+    const now = (await client.runs.wait(delayedThread, "steps", {
+      input: job({ label: "now", steps: 1 }),
+    })) as unknown as StepsValues;
+    expect(now.log).toEqual(["now:0"]);
+    expect((await client.runs.get(delayedThread, delayedId)).status).toBe("pending");
+    expect(markerLines(delayedMarker)).toEqual([]);
+    await client.runs.cancel(delayedThread, delayedId);
+    await waitForStatus(client, delayedThread, delayedId, ["interrupted"]);
   });
 });

@@ -52,18 +52,20 @@ export class PostgresRuns implements RunStore {
     requireUuid("thread_id", input.thread_id);
     return this.db.tx(async (q): Promise<RunAdmission> => {
       await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [input.thread_id]);
-      const { rows } = await q.query<{ run_id: string }>(
-        `SELECT run_id FROM ${this.t.runs}
+      const { rows } = await q.query<{ run_id: string; delayed: boolean }>(
+        `SELECT run_id, (status = 'pending' AND not_before IS NOT NULL AND not_before > now()) AS delayed
+         FROM ${this.t.runs}
          WHERE thread_id = $1 AND status IN ('pending', 'running')
-           AND (status = 'running' OR not_before IS NULL OR not_before <= now())
-         ORDER BY status = 'running' DESC, priority DESC, seq LIMIT 1`,
+         ORDER BY status = 'running' DESC, priority DESC, seq`,
         [input.thread_id],
       );
-      const current = rows[0]?.run_id ?? null;
+      const current = rows.find((r) => !r.delayed)?.run_id ?? null;
+      const delayed = rows.filter((r) => r.delayed).map((r) => r.run_id);
       const strategy = input.multitask_strategy;
-      if (current && strategy === "reject") return { run: null, current };
+      const busyWith = current ?? delayed[0];
+      if (busyWith && strategy === "reject") return { run: null, current: busyWith };
       const first = current !== null && (strategy === "interrupt" || strategy === "rollback");
-      return { run: await this.insert(q, input, first ? 1 : 0), current };
+      return { run: await this.insert(q, input, first ? 1 : 0), current, delayed };
     });
   }
 
@@ -120,11 +122,15 @@ export class PostgresRuns implements RunStore {
     return r?.attempt ?? 1;
   }
 
-  async inFlight(): Promise<(Run & { attempt: number })[]> {
+  async inFlight(): Promise<(Run & { attempt: number; not_before: string | null })[]> {
     const rows = await this.db.rows(
       `SELECT * FROM ${this.t.runs} WHERE status IN ('pending', 'running') ORDER BY created_at, seq`,
     );
-    return rows.map((r) => ({ ...toRun(r), attempt: r.attempt as number }));
+    return rows.map((r) => ({
+      ...toRun(r),
+      attempt: r.attempt as number,
+      not_before: r.not_before ? new Date(r.not_before as string | Date).toISOString() : null,
+    }));
   }
 
   async idsByStatus(

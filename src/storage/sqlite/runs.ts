@@ -50,14 +50,16 @@ export class SqliteRuns implements RunStore {
   async admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
     this.begin();
     return this.db.transaction((): RunAdmission => {
-      const row = this.stmt(
-        `SELECT run_id FROM runs WHERE thread_id = ? AND status IN ('pending', 'running')
-           AND (status = 'running' OR not_before IS NULL OR not_before <= ?)
-         ORDER BY status = 'running' DESC, created_at, rowid LIMIT 1`,
-      ).get(input.thread_id, now()) as { run_id: string } | undefined;
-      const current = row?.run_id ?? null;
-      if (current && input.multitask_strategy === "reject") return { run: null, current };
-      return { run: this.insert(input), current };
+      const rows = this.stmt(
+        `SELECT run_id, status = 'pending' AND not_before IS NOT NULL AND not_before > ? AS delayed FROM runs
+         WHERE thread_id = ? AND status IN ('pending', 'running')
+         ORDER BY status = 'running' DESC, created_at, rowid`,
+      ).all(now(), input.thread_id) as { run_id: string; delayed: number }[];
+      const current = rows.find((r) => !r.delayed)?.run_id ?? null;
+      const delayed = rows.filter((r) => r.delayed).map((r) => r.run_id);
+      const busyWith = current ?? delayed[0];
+      if (busyWith && input.multitask_strategy === "reject") return { run: null, current: busyWith };
+      return { run: this.insert(input), current, delayed };
     })();
   }
 
@@ -101,10 +103,14 @@ export class SqliteRuns implements RunStore {
     return r?.attempt ?? 1;
   }
 
-  async inFlight(): Promise<(Run & { attempt: number })[]> {
+  async inFlight(): Promise<(Run & { attempt: number; not_before: string | null })[]> {
     return this.stmt("SELECT * FROM runs WHERE status IN ('pending', 'running') ORDER BY created_at, rowid")
       .all()
-      .map((r: any) => ({ ...toRun(r), attempt: r.attempt as number }));
+      .map((r: any) => ({
+        ...toRun(r),
+        attempt: r.attempt as number,
+        not_before: (r.not_before as string | null) ?? null,
+      }));
   }
 
   async idsByStatus(
