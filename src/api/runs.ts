@@ -2,9 +2,9 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { StartedRun } from "../runs/service.js";
-import type { EventSource, StreamEvent, StreamFrom } from "../streams/channel.js";
+import { serialize, type EventSource, type StreamEvent, type StreamFrom } from "../streams/channel.js";
 import { SseWriter } from "../streams/sse.js";
-import type { Json } from "../storage/types.js";
+import type { Json, Run } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { conflict, notFound } from "./errors.js";
 import * as S from "./schemas.js";
@@ -36,6 +36,8 @@ export async function streamLog(
     onGone?: () => void;
     beforeEnd?: () => Promise<void>;
     clients?: { inc(): void; dec(): void };
+    /** Sent before the log's events. */
+    first?: StreamEvent;
   } = {},
 ): Promise<void> {
   reply.hijack();
@@ -50,12 +52,29 @@ export async function streamLog(
     gone.abort();
     opts.onGone?.();
   });
+  if (opts.first) await sse.send(opts.first);
   // Backpressure: the next event is pulled only once the client has room for it (see SseWriter).
   for await (const ev of log.subscribe(fromId, gone.signal)) {
     if (!opts.keep || opts.keep(ev)) await sse.send(ev);
   }
   await opts.beforeEnd?.().catch(() => {});
   sse.end();
+}
+
+/**
+ * A run's `metadata` event, as its log holds it (its first event); built from the run when the log no longer
+ * holds it (trimmed).
+ */
+async function runMetadata(log: EventSource, run: Run): Promise<Omit<StreamEvent, "id">> {
+  const stop = new AbortController();
+  let original: StreamEvent | undefined;
+  for await (const ev of log.subscribe(0, stop.signal)) {
+    original = ev;
+    break;
+  }
+  stop.abort();
+  if (original?.event === "metadata") return { event: "metadata", data: original.data };
+  return { event: "metadata", data: serialize({ run_id: run.run_id, thread_id: run.thread_id, attempt: 1 }) };
 }
 
 /**
@@ -241,7 +260,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const last = lastEventId(req);
         // Without stream_resumable, a join sees only what comes after it (seed §4); with it, Last-Event-ID
         // resumes right after that event and -1 replays everything kept.
-        const from = resumable && last !== undefined ? last + 1 : "next";
+        let from: StreamFrom = resumable && last !== undefined ? last + 1 : "next";
         const modes = req.query.stream_mode;
         const wanted = modes ? new Set(Array.isArray(modes) ? modes : [modes]) : undefined;
         const keep = wanted
@@ -261,7 +280,16 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           new SseWriter(reply.raw, reply.getHeaders()).end();
           return;
         }
+        // A join that starts after the run's first event gets its `metadata` event first all the same (as from
+        // the official server), with the id of the newest event: a resume from it goes on after what was there.
+        let first: StreamEvent | undefined;
+        if (from === "next") {
+          const head = await log.head();
+          if (head >= 0) first = { ...(await runMetadata(log, run)), id: head };
+          from = head + 1;
+        }
         await streamLog(reply, log, from, {
+          first,
           keep,
           clients: ctx.metrics.streamClients,
           onGone: () =>

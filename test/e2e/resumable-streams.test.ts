@@ -193,6 +193,12 @@ describe("resumable run streams", () => {
       expect(join.status).toBe(200);
       gate.open();
       const events = (await join.rest("the joined stream")) as Part[];
+      // The run's metadata event comes first all the same (as from the official server), once.
+      expect(events[0]).toMatchObject({
+        event: "metadata",
+        data: { run_id: run.run_id, thread_id, attempt: 1 },
+      });
+      expect(events.filter((e) => e.event === "metadata")).toHaveLength(1);
       const steps = stepsIn(events);
       expect(steps).toEqual(["n:2", "n:3"]);
       expect(events.some((e) => e.event === "updates" && e.data?.begin)).toBe(false);
