@@ -6,7 +6,8 @@ import type { FastifyRequest } from "fastify";
 import { parseGraphSpec } from "../lib/settings/project.js";
 import type { AuthConfig } from "../lib/settings/sections.js";
 import { ConfigError, ForbiddenError, UnauthorizedError } from "../lib/errors.js";
-import { safeIncludes } from "../lib/safe-equal.js";
+import { safeEqual, safeIncludes } from "../lib/safe-equal.js";
+import { loopbackKey } from "../lib/loopback.js";
 import type { Json } from "../storage/types.js";
 import { importProjectModule } from "../lib/project-import.js";
 import { isObject } from "../lib/objects.js";
@@ -105,7 +106,9 @@ export class Authorizer {
   /** Authenticates a request; throws 401/403 (or the handler's HTTPException status). */
   async authenticate(req: FastifyRequest): Promise<AuthUser | null> {
     if (!this.auth) {
-      if (this.apiKeys && !safeIncludes(String(req.headers["x-api-key"] ?? ""), this.apiKeys)) {
+      // This process's own requests to itself (`new Client()` in a graph, relative webhooks) carry its key.
+      const key = String(req.headers["x-api-key"] ?? "");
+      if (this.apiKeys && !(safeIncludes(key, this.apiKeys) || safeEqual(key, loopbackKey()))) {
         throw new UnauthorizedError("Missing or invalid x-api-key header");
       }
       return null;

@@ -4,7 +4,7 @@ import { request as httpRequest } from "node:http";
 import { request as httpsRequest } from "node:https";
 import { codeOf, invalidInput } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
-import { loopbackUrl } from "../lib/loopback.js";
+import { loopbackKey, loopbackUrl } from "../lib/loopback.js";
 import {
   BlockedAddressError,
   guardedLookup,
@@ -51,7 +51,14 @@ interface Hop {
 }
 
 /** One HTTP request of a delivery, connected through the policy's lookup (or to this server itself). */
-function send(u: URL, method: string, body: string | undefined, policy: AddressPolicy | null): Promise<Hop> {
+/** `own`: a request to this server, with its key (HANGAR_API_KEYS applies to its routes). */
+function send(
+  u: URL,
+  method: string,
+  body: string | undefined,
+  policy: AddressPolicy | null,
+  own: boolean,
+): Promise<Hop> {
   return new Promise((resolve, reject) => {
     const request = u.protocol === "https:" ? httpsRequest : httpRequest;
     const req = request(
@@ -60,6 +67,7 @@ function send(u: URL, method: string, body: string | undefined, policy: AddressP
         method,
         headers: {
           "user-agent": "hangar-webhook",
+          ...(own ? { "x-api-key": loopbackKey() } : {}),
           ...(body === undefined
             ? {}
             : { "content-type": "application/json", "content-length": Buffer.byteLength(body) }),
@@ -111,7 +119,7 @@ async function deliver(
           : null;
       if (why) throw blocked(hop, u, why);
     }
-    const res = await send(u, method, payload, own ? null : policy).catch((e: Error) => {
+    const res = await send(u, method, payload, own ? null : policy, own).catch((e: Error) => {
       throw isBlocked(e) ? blocked(hop, u, e.message) : e;
     });
     if (![301, 302, 303, 307, 308].includes(res.status) || !res.location) return res.status;

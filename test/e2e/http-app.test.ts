@@ -1,7 +1,7 @@
 // End-to-end: the project's own Hono app (http.app) mounted as the official server mounts it: its middleware
 // runs before Hangar's routes and may answer, add response headers, fix request headers and rewrite run bodies;
 // its routes add or shadow paths; unmatched paths answer Hangar's 404; the SDK's `new Client()` inside a custom
-// route reaches the server; a relative webhook URL is delivered to a custom route.
+// route reaches the server; a relative webhook URL is delivered to a custom route (also with HANGAR_API_KEYS).
 import { join } from "node:path";
 import { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
@@ -158,6 +158,44 @@ describe("http.app", () => {
         { timeout: 60_000 },
       )
       .toMatchObject({ run_id: run.run_id, status: "success", values: { text: "hooked" } });
+  });
+});
+
+describe("http.app with HANGAR_API_KEYS", () => {
+  const keyed = useHangar({
+    config: join(ROOT, "test/fixtures/http-app-project/langgraph.json"),
+    env: { HANGAR_API_KEYS: "first-key,second-key" },
+  });
+  const withKey = { headers: { "x-api-key": "second-key" } };
+
+  it("lets `new Client()` without apiUrl inside a custom route reach the server without a key of its own", async () => {
+    expect((await fetch(`${keyed.server.url}/custom/threads`)).status).toBe(401);
+    const res = await fetch(`${keyed.server.url}/custom/threads`, withKey);
+    expect(res.status).toBe(200);
+    const { created, found } = await res.json();
+    expect(found).toContain(created);
+  });
+
+  it("delivers a relative webhook URL to the app's route, which the keys guard too", async () => {
+    const client = new Client({ apiUrl: keyed.server.url, apiKey: "first-key" });
+    const thread = await client.threads.create();
+    const run = await client.runs.create(thread.thread_id, "echo", {
+      input: { text: "hooked with keys" },
+      webhook: "/custom/hook",
+    });
+    await expect
+      .poll(
+        async () => {
+          const hooks = (await (await fetch(`${keyed.server.url}/custom/hooks`, withKey)).json()) as any[];
+          return hooks.find((h) => h.run_id === run.run_id);
+        },
+        { timeout: 60_000 },
+      )
+      .toMatchObject({ run_id: run.run_id, status: "success", values: { text: "hooked with keys" } });
+    // The server's own key is not one a client can guess: a made-up one is refused.
+    expect(
+      (await fetch(`${keyed.server.url}/custom/hooks`, { headers: { "x-api-key": "loopback" } })).status,
+    ).toBe(401);
   });
 });
 
