@@ -53,8 +53,9 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
   // Every JSON response goes through one serializer that writes LangChain messages as dicts.
   app.setReplySerializer((payload) => (payload instanceof RawJson ? payload.json : toJson(payload)));
 
-  // JSON bodies: an empty one (SDK calls without a payload) is treated as {}; malformed JSON, nesting deeper
-  // than MAX_JSON_DEPTH, and NUL or lone-surrogate strings or keys are refused with a 422 naming where.
+  // JSON bodies: an empty one (SDK calls without a payload), or none at all with no Content-Type (`curl -X POST`),
+  // is treated as {}; malformed JSON, nesting deeper than MAX_JSON_DEPTH, and NUL or lone-surrogate strings or
+  // keys are refused with a 422 naming where.
   installJsonLimits(app, {
     emptyBody: {},
     malformed: (e) => Object.assign(e, { statusCode: 422, code: "FST_ERR_CTP_INVALID_JSON_BODY" }),

@@ -6,7 +6,7 @@ import { serialize, type EventSource, type StreamEvent, type StreamFrom } from "
 import { SseWriter } from "../streams/sse.js";
 import type { Json, Run } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
-import { conflict, notFound } from "./errors.js";
+import { conflict, notFound, unprocessable } from "./errors.js";
 import * as S from "./schemas.js";
 
 const runPath = (s: StartedRun) =>
@@ -226,7 +226,8 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (req, reply) => {
         const b = req.body;
         if (!b.run_ids?.length && !b.status && !b.thread_id) {
-          throw conflict("give run_ids, a status, or a thread_id to say which runs to cancel");
+          // Bad input (nothing says which runs), not a conflict with the state of any run.
+          throw unprocessable("give run_ids, a status, or a thread_id to say which runs to cancel", "body");
         }
         if (b.thread_id) await guard.thread(req, b.thread_id, "threads:update");
         else if (guard.auth.custom && req.user) {

@@ -1,6 +1,6 @@
 // Limits every request's input must meet before any route sees it (both HTTP apps): JSON nesting depth, no NUL
 // characters and no lone UTF-16 surrogates in any string or key (neither backend can store them faithfully).
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 
 /** The deepest nesting of objects and arrays a JSON body may have (the body itself is level 1). */
 export const MAX_JSON_DEPTH = 100;
@@ -100,7 +100,10 @@ export interface JsonInputErrors {
   malformed: (error: Error) => Error;
   /** A value breaks a limit; `value` is the offending one (the string at `problem.path`). */
   problem: (root: InputRoot, problem: InputProblem, value: unknown) => Error;
-  /** What an empty body stands for (undefined: no body). */
+  /**
+   * What an empty body stands for (undefined: no body): an empty JSON body, and a POST, PUT or PATCH sent with
+   * no body and no Content-Type at all (`curl -X POST`, with or without `Content-Length: 0`).
+   */
   emptyBody?: unknown;
 }
 
@@ -112,6 +115,18 @@ function valueAt(root: unknown, path: (string | number)[]): unknown {
   return v;
 }
 
+const BODY_METHODS = new Set(["POST", "PUT", "PATCH"]);
+
+/** The request has no body and says nothing of one (what Fastify then parses no body for; a JSON `null` has one). */
+function hasNoBody(req: FastifyRequest): boolean {
+  const h = req.headers;
+  return (
+    h["content-type"] === undefined &&
+    h["transfer-encoding"] === undefined &&
+    (h["content-length"] === undefined || h["content-length"] === "0")
+  );
+}
+
 /**
  * Installs on a Fastify app the JSON body parser and the query/path check both HTTP apps share: malformed JSON,
  * nesting deeper than MAX_JSON_DEPTH, and NUL or lone-surrogate strings or keys anywhere are refused before any
@@ -121,7 +136,7 @@ export function installJsonLimits(app: FastifyInstance, errors: JsonInputErrors)
   app.removeContentTypeParser("application/json");
   app.addContentTypeParser("application/json", { parseAs: "string" }, (_req, body, done) => {
     const text = (body as string).trim();
-    if (!text) return done(null, errors.emptyBody);
+    if (!text) return done(null, structuredClone(errors.emptyBody));
     let parsed: unknown;
     try {
       parsed = JSON.parse(text);
@@ -132,6 +147,14 @@ export function installJsonLimits(app: FastifyInstance, errors: JsonInputErrors)
     if (problem) return done(errors.problem("body", problem, valueAt(parsed, problem.path)), undefined);
     done(null, parsed);
   });
+  const { emptyBody } = errors;
+  if (emptyBody !== undefined) {
+    // A request with no Content-Type and no body never reaches a parser: its body is null until set here.
+    app.addHook("preValidation", async (req) => {
+      if (req.body == null && BODY_METHODS.has(req.method) && hasNoBody(req))
+        req.body = structuredClone(emptyBody);
+    });
+  }
   app.addHook("preValidation", async (req) => {
     for (const [root, values] of [
       ["query", req.query],

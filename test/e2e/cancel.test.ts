@@ -109,6 +109,22 @@ describe("cancel a run", () => {
 });
 
 describe("POST /runs/cancel", () => {
+  it("with nothing naming the runs ({} or empty run_ids) is a 422 naming the fields", async () => {
+    for (const body of [{}, { run_ids: [] }]) {
+      const res = await fetch(`${hangar.server.url}/runs/cancel`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify(body),
+      });
+      expect(res.status, JSON.stringify(body)).toBe(422);
+      const { detail } = await res.json();
+      expect(detail).toBe("give run_ids, a status, or a thread_id to say which runs to cancel");
+    }
+    const err = await httpError(hangar.client.runs.cancelMany({}));
+    expect(err.status).toBe(422);
+    expect(err.body.detail).toMatch(/run_ids.*status.*thread_id/);
+  });
+
   it("cancels runs by id: the running one stops, the pending one never starts", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();

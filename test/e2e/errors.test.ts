@@ -1,5 +1,6 @@
 // End-to-end tests of error responses (raw fetch): status codes, JSON {detail} bodies, nothing changed on rejection.
 import { randomUUID } from "node:crypto";
+import { connect } from "node:net";
 import { describe, expect, it } from "vitest";
 import { unique } from "../helpers/http.ts";
 import { useHangar } from "../helpers/server.ts";
@@ -65,6 +66,65 @@ describe("malformed bodies", () => {
     const s = await send("POST", "/assistants/search", "just a string");
     expectErrorBody(s);
     expect([400, 422]).toContain(s.status);
+  });
+});
+
+/** Sends a request with no body and no Content-Type as curl does (`curl -X POST`: no Content-Length either). */
+async function sendBare(method: string, path: string, contentLength?: string): Promise<Reply> {
+  const { hostname, port } = new URL(hangar.server.url);
+  const head = [`${method} ${path} HTTP/1.1`, `Host: ${hostname}:${port}`, "Connection: close"];
+  if (contentLength !== undefined) head.push(`Content-Length: ${contentLength}`);
+  const raw = await new Promise<string>((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    const socket = connect(Number(port), hostname, () => socket.write(`${head.join("\r\n")}\r\n\r\n`));
+    socket.on("data", (c: Buffer) => chunks.push(c));
+    socket.on("end", () => resolve(Buffer.concat(chunks).toString("utf8")));
+    socket.on("error", reject);
+  });
+  const [headers, ...rest] = raw.split("\r\n\r\n");
+  let text = rest.join("\r\n\r\n");
+  // A chunked reply: the one data chunk between its size line and the terminating chunk.
+  if (/^transfer-encoding: chunked/im.test(headers)) text = text.split("\r\n").slice(1, -3).join("\r\n");
+  let parsed: any;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    parsed = undefined;
+  }
+  const contentType = /^content-type: (.*)$/im.exec(headers)?.[1] ?? "";
+  return { status: Number(headers.split(" ")[1]), contentType, text, body: parsed };
+}
+
+describe("absent bodies", () => {
+  const routes = ["/threads", "/threads/search", "/threads/count", "/assistants/search", "/store/namespaces"];
+
+  it("a POST with no body and no Content-Type reads as {} (curl -X POST), as on the official server", async () => {
+    for (const contentLength of [undefined, "0"]) {
+      for (const path of routes) {
+        const r = await sendBare("POST", path, contentLength);
+        expect(r.status, `POST ${path} (Content-Length: ${contentLength}): ${r.text}`).toBe(200);
+        expect(r.body, `POST ${path}: ${r.text}`).toBeDefined();
+      }
+    }
+    // fetch with no body sends Content-Length: 0 and no Content-Type.
+    const created = await fetch(`${hangar.server.url}/threads`, { method: "POST" });
+    expect(created.status).toBe(200);
+    const thread = await created.json();
+    expect(thread.metadata).toEqual({});
+    const count = await fetch(`${hangar.server.url}/threads/count`, { method: "POST" });
+    expect(count.status).toBe(200);
+    expect(typeof (await count.json())).toBe("number");
+  });
+
+  it("a PATCH with no body changes nothing; a body that is not an object is still a 422 naming the body", async () => {
+    const t = await hangar.client.threads.create({ metadata: { kept: 1 } });
+    const r = await sendBare("PATCH", `/threads/${t.thread_id}`);
+    expect(r.status, r.text).toBe(200);
+    expect(r.body.metadata).toEqual({ kept: 1 });
+    for (const raw of ["[]", '"x"', "null"]) {
+      const bad = await send("POST", "/threads", raw, true);
+      expectValidationError(bad, "body");
+    }
   });
 });
 

@@ -177,6 +177,18 @@ describe("get, patch, delete", () => {
     expect(got.metadata).toMatchObject({ tag, a: 2, b: "keep", c: true });
   });
 
+  it("PATCH merges metadata at the top level: null and objects replace a key's value (as the official server)", async () => {
+    const t = await hangar.client.threads.create({ metadata: { e: 1, tags: ["x", "y"], b: { c: 2 } } });
+    const patched = await hangar.client.threads.update(t.thread_id, {
+      metadata: { e: null, tags: ["z"], b: {} },
+    });
+    expect(patched.metadata).toEqual({ e: null, tags: ["z"], b: {} });
+    expect((await hangar.client.threads.get(t.thread_id)).metadata).toEqual({ e: null, tags: ["z"], b: {} });
+    // Search sees the stored null and the replaced object.
+    const found = await hangar.client.threads.search({ metadata: { e: null, b: {} }, limit: 100 });
+    expect(found.map((x) => x.thread_id)).toContain(t.thread_id);
+  });
+
   it("DELETE removes the thread, its state and history", async () => {
     const t = await hangar.client.threads.create({ metadata: { tag: unique("delete") } });
     await chat(t.thread_id, "to be deleted");

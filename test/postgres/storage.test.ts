@@ -294,17 +294,23 @@ describe("threads", () => {
     ).not.toContain(withTtl);
   });
 
-  it("patchMetadata and setState merge metadata as JSON merge patch", async () => {
+  it("patchMetadata and setState merge metadata at the top level (null and objects replace the value)", async () => {
     const tid = id();
     await storage.threads.create({ thread_id: tid, metadata: { a: { b: 1, c: 2 }, d: 1, keep: "k" } });
     await sleep(2);
     const p = (await storage.threads.patchMetadata(tid, { a: { b: null, e: 3 }, d: null, f: [1] }))!;
-    expect(p.metadata).toEqual({ a: { c: 2, e: 3 }, keep: "k", f: [1] });
+    expect(p.metadata).toEqual({ a: { b: null, e: 3 }, d: null, keep: "k", f: [1] });
     expect(p.updated_at > p.created_at).toBe(true);
     expect(p.state_updated_at).toBe(p.created_at);
     expect(await storage.threads.patchMetadata(id(), { a: 1 })).toBeNull();
     await storage.threads.setState(tid, { metadata: { a: 5, g: { h: 1 } } });
-    expect((await storage.threads.get(tid))!.metadata).toEqual({ a: 5, keep: "k", f: [1], g: { h: 1 } });
+    expect((await storage.threads.get(tid))!.metadata).toEqual({
+      a: 5,
+      d: null,
+      keep: "k",
+      f: [1],
+      g: { h: 1 },
+    });
   });
 
   it("setState records status, values, interrupts and error", async () => {
@@ -1217,6 +1223,27 @@ describe("parity with the SQLite storage", () => {
       const [a, b] = await both(q);
       expect(strip(b)).toEqual(strip(a));
     }
+  });
+
+  it("thread metadata merges at the top level alike: patch, copy, run start, state", async () => {
+    const [a, b] = await both(async (s) => {
+      const tid = id();
+      await s.threads.create({
+        thread_id: tid,
+        metadata: { e: 1, tags: ["x", "y"], b: { c: 2 }, keep: "k" },
+      });
+      const patched = (await s.threads.patchMetadata(tid, { e: null, tags: ["z"], b: {} }))!.metadata;
+      const copied = (await s.threads.copy(tid, id(), { owner: "o", b: { d: 1 } }))!.metadata;
+      await s.threads.runStarting(tid, { graph_id: "g", assistant_id: "a" });
+      await s.threads.setState(tid, { metadata: { keep: { n: 1 } } });
+      return { patched, copied, after: (await s.threads.get(tid))!.metadata };
+    });
+    expect(a).toEqual(b);
+    expect(a).toEqual({
+      patched: { e: null, tags: ["z"], b: {}, keep: "k" },
+      copied: { e: null, tags: ["z"], b: { d: 1 }, keep: "k", owner: "o" },
+      after: { e: null, tags: ["z"], b: {}, keep: { n: 1 }, graph_id: "g", assistant_id: "a" },
+    });
   });
 
   it("the store searches and lists alike", async () => {

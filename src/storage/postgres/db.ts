@@ -27,7 +27,6 @@ export function tables(schema: string) {
     checkpoints: `${s}.checkpoints`,
     checkpoint_blobs: `${s}.checkpoint_blobs`,
     checkpoint_writes: `${s}.checkpoint_writes`,
-    json_merge_patch: `${s}.json_merge_patch`,
   };
 }
 

@@ -79,7 +79,7 @@ export class PostgresThreads implements ThreadStore {
   async patchMetadata(id: string, metadata: Json): Promise<Thread | null> {
     if (!isUuid(id)) return null;
     const [r] = await this.db.rows(
-      `UPDATE ${this.t.threads} SET metadata = ${this.t.json_merge_patch}(metadata, $1::jsonb), updated_at = $2
+      `UPDATE ${this.t.threads} SET metadata = ${this.mergeMetadata("$1")}, updated_at = $2
        WHERE thread_id = $3 RETURNING *`,
       [jsonb(metadata), now(), id],
     );
@@ -148,7 +148,7 @@ export class PostgresThreads implements ThreadStore {
       const { rows } = await q.query(
         `INSERT INTO ${t.threads} (thread_id, created_at, updated_at, state_updated_at, metadata, status, config,
            "values", interrupts, error)
-         SELECT $1, $2, $2, $2, ${t.json_merge_patch}(metadata, $3::jsonb), status, config, "values", interrupts, error
+         SELECT $1, $2, $2, $2, metadata || $3::jsonb, status, config, "values", interrupts, error
          FROM ${t.threads} WHERE thread_id = $4
          RETURNING *`,
         [newId, ts, jsonb(metadata ?? {}), sourceId],
@@ -189,12 +189,11 @@ export class PostgresThreads implements ThreadStore {
   }
 
   /**
-   * SQL merging the JSON patch in parameter `param` into the thread's metadata (RFC 7386). A patch of non-null
-   * scalars only (a run's graph and assistant) is a shallow merge: jsonb's `||`, without the plpgsql function.
+   * SQL merging the JSON object in parameter `param` into the thread's metadata: a top-level merge, as the official
+   * server does (each given key's value, null or an object included, replaces the stored one; nothing is deleted).
    */
-  private mergeMetadata(param: string, patch?: Json): string {
-    const flat = Object.values(patch ?? {}).every((v) => v !== null && typeof v !== "object");
-    return flat ? `metadata || ${param}::jsonb` : `${this.t.json_merge_patch}(metadata, ${param}::jsonb)`;
+  private mergeMetadata(param: string): string {
+    return `metadata || ${param}::jsonb`;
   }
 
   async runStarting(id: string, metadata: Json): Promise<{ mark: unknown } | null> {
@@ -202,7 +201,7 @@ export class PostgresThreads implements ThreadStore {
     // One statement: the thread busy, its TTL restarted, and the mark (read before the run writes anything).
     const [r] = await this.db.rows<Mark>(
       `UPDATE ${this.t.threads} SET status = 'busy', updated_at = $1,
-         metadata = ${this.mergeMetadata("$2", metadata)},
+         metadata = ${this.mergeMetadata("$2")},
          expires_at = CASE WHEN ttl_minutes IS NOT NULL AND ttl_minutes <> 0
            THEN $1::timestamptz + ttl_minutes * interval '1 minute' ELSE expires_at END
        WHERE thread_id = $3::uuid
@@ -357,8 +356,7 @@ export class PostgresThreads implements ThreadStore {
     }
     if (u.interrupts !== undefined) set((n) => `interrupts = ${n}::jsonb`, jsonb(u.interrupts));
     if (u.error !== undefined) set((n) => `error = ${n}::jsonb`, u.error === null ? null : jsonb(u.error));
-    if (u.metadata !== undefined)
-      set((n) => `metadata = ${this.mergeMetadata(n, u.metadata)}`, jsonb(u.metadata));
+    if (u.metadata !== undefined) set((n) => `metadata = ${this.mergeMetadata(n)}`, jsonb(u.metadata));
     if (u.config !== undefined) set((n) => `config = ${n}::jsonb`, jsonb(u.config));
     params.push(id);
     let where = `thread_id = $${params.length}`;

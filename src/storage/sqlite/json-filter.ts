@@ -1,4 +1,5 @@
-// Builds SQL conditions for JSON containment filters (metadata, values) on SQLite.
+// Builds SQL conditions for JSON containment filters (metadata, values) on SQLite, and the JSON functions
+// (containment, top-level merge) its statements call.
 import type Database from "better-sqlite3";
 import { isObject } from "../../lib/objects.js";
 
@@ -15,12 +16,31 @@ export function jsonContains(doc: unknown, filter: unknown): boolean {
   return doc === filter;
 }
 
-/** Registers `json_contains(doc_text, filter_text)` on a connection. */
+/**
+ * A top-level merge of JSON object `patch` into `target`, as the official server merges metadata: each key of
+ * the patch replaces the target's value (null and objects included; nothing nested is merged, nothing deleted).
+ */
+export function mergeTopLevel(target: unknown, patch: unknown): Record<string, unknown> {
+  return { ...(isObject(target) ? target : {}), ...(isObject(patch) ? patch : {}) };
+}
+
+/**
+ * Registers on a connection `json_contains(doc_text, filter_text)` and `json_merge_top(target_text, patch_text)`
+ * (mergeTopLevel, as JSON text).
+ */
 export function registerJsonFunctions(db: Database.Database): void {
   db.function("json_contains", { deterministic: true }, (doc: unknown, filter: unknown) => {
     if (typeof doc !== "string" || typeof filter !== "string") return 0;
     return jsonContains(JSON.parse(doc), JSON.parse(filter)) ? 1 : 0;
   });
+  db.function("json_merge_top", { deterministic: true }, (target: unknown, patch: unknown) =>
+    JSON.stringify(
+      mergeTopLevel(
+        typeof target === "string" ? JSON.parse(target) : {},
+        typeof patch === "string" ? JSON.parse(patch) : {},
+      ),
+    ),
+  );
 }
 
 // Keys a SQLite JSON path label cannot name faithfully (a NUL is "bad JSON path"; a backslash matches nothing;

@@ -56,7 +56,7 @@ export class SqliteThreads implements ThreadStore {
   async patchMetadata(id: string, metadata: Json): Promise<Thread | null> {
     this.begin();
     const r = this.stmt(
-      "UPDATE threads SET metadata = json_patch(metadata, ?), updated_at = ? WHERE thread_id = ? RETURNING *",
+      "UPDATE threads SET metadata = json_merge_top(metadata, ?), updated_at = ? WHERE thread_id = ? RETURNING *",
     ).get(JSON.stringify(metadata), now(), id);
     return r ? toThread(r) : null;
   }
@@ -115,7 +115,7 @@ export class SqliteThreads implements ThreadStore {
       const ts = now();
       const row = this.stmt(
         `INSERT INTO threads (thread_id, created_at, updated_at, state_updated_at, metadata, status, config, "values", interrupts, error)
-         SELECT ?, ?, ?, ?, json_patch(metadata, ?), status, config, "values", interrupts, error FROM threads WHERE thread_id = ?
+         SELECT ?, ?, ?, ?, json_merge_top(metadata, ?), status, config, "values", interrupts, error FROM threads WHERE thread_id = ?
          RETURNING *`,
       ).get(newId, ts, ts, ts, JSON.stringify(metadata), sourceId);
       if (!row) return null;
@@ -154,7 +154,7 @@ export class SqliteThreads implements ThreadStore {
     const ts = now();
     const expires = r.ttl_minutes ? new Date(Date.now() + r.ttl_minutes * 60_000).toISOString() : null;
     this.stmt(
-      `UPDATE threads SET status = 'busy', metadata = json_patch(metadata, ?), updated_at = ?,
+      `UPDATE threads SET status = 'busy', metadata = json_merge_top(metadata, ?), updated_at = ?,
          expires_at = COALESCE(?, expires_at) WHERE thread_id = ?`,
     ).run(JSON.stringify(metadata), ts, expires, id);
     return { mark };
@@ -262,7 +262,7 @@ export class SqliteThreads implements ThreadStore {
       params.push(u.error === null ? null : JSON.stringify(u.error));
     }
     if (u.metadata !== undefined) {
-      sets.push("metadata = json_patch(metadata, ?)");
+      sets.push("metadata = json_merge_top(metadata, ?)");
       params.push(JSON.stringify(u.metadata));
     }
     if (u.config !== undefined) {
