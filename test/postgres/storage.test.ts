@@ -537,14 +537,19 @@ describe("runs", () => {
     expect(await storage.runs.list(tid, { limit: 100, offset: 0 })).toHaveLength(1);
   });
 
-  it("admit: a delayed run does not hold the thread; interrupt goes first in line", async () => {
+  it("admit: a delayed run does not hold the thread but makes it busy for reject; interrupt goes first in line", async () => {
     const tid = id();
     await storage.threads.create({ thread_id: tid, metadata: {} });
     const admit = (over: Record<string, unknown>) =>
       storage.runs.admit({ ...run(tid, over), thread_id: tid });
     const delayed = await admit({ delay_seconds: 3600 });
-    const first = await admit({ multitask_strategy: "reject" });
+    expect(await admit({ multitask_strategy: "reject" })).toEqual({
+      run: null,
+      current: delayed.run!.run_id,
+    });
+    const first = await admit({});
     expect(first.current).toBeNull();
+    expect(first.run && first.delayed).toEqual([delayed.run!.run_id]);
     const queued = await admit({});
     expect(queued.current).toBe(first.run!.run_id);
     const interrupting = await admit({ multitask_strategy: "interrupt" });

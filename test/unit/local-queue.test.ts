@@ -156,13 +156,17 @@ describe("admission through the SQLite run store", () => {
     for (const r of results.slice(1)) expect(r.current).toBe(results[0].run!.run_id);
   });
 
-  it("a delayed pending run does not hold the thread; once running it does", async () => {
+  it("a delayed pending run does not hold the thread but makes it busy for reject; once running it holds it", async () => {
     const { queue } = harness(storage, 10);
     const threadId = await thread();
     const delayed = await queue.admit(input(threadId, "enqueue", 3600));
-    const now = await queue.admit(input(threadId, "reject"));
+    // reject: refused, naming the delayed run.
+    expect(await queue.admit(input(threadId, "reject"))).toEqual({ run: null, current: delayed.run!.run_id });
+    // enqueue: admitted with no current run (it goes first), the delayed one reported.
+    const now = await queue.admit(input(threadId, "enqueue"));
     expect(now.run).not.toBeNull();
     expect(now.current).toBeNull();
+    expect(now.run && now.delayed).toEqual([delayed.run!.run_id]);
     await storage.runs.setStatus(now.run!.run_id, "success");
     // A delayed run started early (recovery after a restart) holds its thread.
     await storage.runs.start(delayed.run!.run_id);
