@@ -101,14 +101,14 @@ export class RunManager implements RunService {
         const waiting = this.jobs.get(id);
         if (waiting) this.abort(waiting, strategy);
       }
+      if (current) {
+        // The new run goes first in line; the running one stops at its next step.
+        this.queue.addFirst(job);
+        this.abort(current, strategy);
+        return this.started(job);
+      }
     }
-    if (current && (strategy === "interrupt" || strategy === "rollback")) {
-      // The new run goes first in line; the running one stops at its next step.
-      this.queue.addFirst(job);
-      this.abort(current, strategy);
-    } else {
-      this.queue.add(job, body.after_seconds ?? 0);
-    }
+    this.queue.add(job, body.after_seconds ?? 0);
     return this.started(job);
   }
 

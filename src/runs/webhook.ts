@@ -50,8 +50,10 @@ interface Hop {
   location?: string;
 }
 
-/** One HTTP request of a delivery, connected through the policy's lookup (or to this server itself). */
-/** `own`: a request to this server, with its key (HANGAR_API_KEYS applies to its routes). */
+/**
+ * One HTTP request of a delivery, connected through the policy's lookup, or (`own`) to this server itself, with
+ * its key (HANGAR_API_KEYS applies to its routes too).
+ */
 function send(
   u: URL,
   method: string,

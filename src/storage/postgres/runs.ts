@@ -2,6 +2,7 @@
 import type { Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
 import { isUuid, jsonb, requireUuid, type Db, type Queryable } from "./db.js";
 import { now, toRun } from "./rows.js";
+import { threadLine, type ActiveRun } from "../admission.js";
 
 export class PostgresRuns implements RunStore {
   constructor(private db: Db) {}
@@ -52,17 +53,15 @@ export class PostgresRuns implements RunStore {
     requireUuid("thread_id", input.thread_id);
     return this.db.tx(async (q): Promise<RunAdmission> => {
       await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [input.thread_id]);
-      const { rows } = await q.query<{ run_id: string; delayed: boolean }>(
+      const { rows } = await q.query<ActiveRun>(
         `SELECT run_id, (status = 'pending' AND not_before IS NOT NULL AND not_before > now()) AS delayed
          FROM ${this.t.runs}
          WHERE thread_id = $1 AND status IN ('pending', 'running')
          ORDER BY status = 'running' DESC, priority DESC, seq`,
         [input.thread_id],
       );
-      const current = rows.find((r) => !r.delayed)?.run_id ?? null;
-      const delayed = rows.filter((r) => r.delayed).map((r) => r.run_id);
+      const { current, delayed, busyWith } = threadLine(rows);
       const strategy = input.multitask_strategy;
-      const busyWith = current ?? delayed[0];
       if (busyWith && strategy === "reject") return { run: null, current: busyWith };
       const first = current !== null && (strategy === "interrupt" || strategy === "rollback");
       return { run: await this.insert(q, input, first ? 1 : 0), current, delayed };

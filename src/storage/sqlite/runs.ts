@@ -2,6 +2,7 @@
 import type Database from "better-sqlite3";
 import type { Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
 import { now, statementCache, toRun } from "./rows.js";
+import { threadLine, type ActiveRun } from "../admission.js";
 
 export class SqliteRuns implements RunStore {
   private stmt: ReturnType<typeof statementCache>;
@@ -54,10 +55,8 @@ export class SqliteRuns implements RunStore {
         `SELECT run_id, status = 'pending' AND not_before IS NOT NULL AND not_before > ? AS delayed FROM runs
          WHERE thread_id = ? AND status IN ('pending', 'running')
          ORDER BY status = 'running' DESC, created_at, rowid`,
-      ).all(now(), input.thread_id) as { run_id: string; delayed: number }[];
-      const current = rows.find((r) => !r.delayed)?.run_id ?? null;
-      const delayed = rows.filter((r) => r.delayed).map((r) => r.run_id);
-      const busyWith = current ?? delayed[0];
+      ).all(now(), input.thread_id) as ActiveRun[];
+      const { current, delayed, busyWith } = threadLine(rows);
       if (busyWith && input.multitask_strategy === "reject") return { run: null, current: busyWith };
       return { run: this.insert(input), current, delayed };
     })();
