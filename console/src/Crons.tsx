@@ -5,7 +5,7 @@
 import { useState, type FormEvent } from "react";
 import type { Assistant, Client, Cron } from "@langchain/langgraph-sdk";
 import type { Credential } from "./api.ts";
-import { errorText, useLoad } from "./load.ts";
+import { errorText, useAction, useLoad } from "./load.ts";
 import { href } from "./route.ts";
 import { ConfirmDelete, FormMessages, parseJsonField } from "./forms.tsx";
 import "./pages.css";
@@ -30,9 +30,9 @@ function CreateCron({
   const [endTime, setEndTime] = useState("");
   const [inputText, setInputText] = useState("");
   const [keepThreads, setKeepThreads] = useState(false);
-  const [errors, setErrors] = useState<string[]>([]);
+  const [fieldErrors, setFieldErrors] = useState<string[]>([]);
   const [status, setStatus] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   // The first assistant until one is picked.
   const assistant = assistantId || assistants[0]?.assistant_id || "";
   const submit = async (e: FormEvent) => {
@@ -45,7 +45,7 @@ function CreateCron({
     if (input.error) problems.push(input.error);
     const end = endTime ? new Date(endTime) : undefined;
     if (end && Number.isNaN(end.getTime())) problems.push("End time: not a date");
-    setErrors(problems);
+    setFieldErrors(problems);
     if (problems.length) return;
     const thread = threadId.trim();
     const payload = {
@@ -56,18 +56,13 @@ function CreateCron({
       // Each run's own thread is deleted after it unless kept (a cron on a given thread keeps that thread).
       onRunCompleted: thread ? undefined : keepThreads ? ("keep" as const) : undefined,
     };
-    setBusy(true);
-    try {
+    await run(async () => {
       const cron = thread
         ? await client.crons.createForThread(thread, assistant, payload)
         : await client.crons.create(assistant, payload);
       setStatus(`Created cron ${cron.cron_id}.`);
       onCreated();
-    } catch (err) {
-      setErrors([errorText(err)]);
-    } finally {
-      setBusy(false);
-    }
+    });
   };
   return (
     <form className="card stacked" onSubmit={submit} aria-label="create cron">
@@ -122,7 +117,7 @@ function CreateCron({
           Create cron
         </button>
       </div>
-      <FormMessages errors={errors} status={status} />
+      <FormMessages errors={fieldErrors} error={error} status={status} />
     </form>
   );
 }
@@ -148,29 +143,27 @@ function EditCron({
   const [schedule, setSchedule] = useState(cron.schedule);
   const [timezone, setTimezone] = useState(cron.timezone ?? "");
   const [endTime, setEndTime] = useState(localInput(cron.end_time));
-  const [errors, setErrors] = useState<string[]>([]);
-  const [busy, setBusy] = useState(false);
+  const [fieldErrors, setFieldErrors] = useState<string[]>([]);
+  const { busy, error, run } = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     const problems: string[] = [];
     if (!schedule.trim()) problems.push("Schedule: required (cron syntax, e.g. 0 9 * * 1-5)");
     const end = endTime ? new Date(endTime) : null;
     if (end && Number.isNaN(end.getTime())) problems.push("End time: not a date");
-    setErrors(problems);
+    setFieldErrors(problems);
     if (problems.length) return;
-    setBusy(true);
-    try {
-      await client.crons.update(cron.cron_id, {
-        schedule: schedule.trim(),
-        // The time zone only when one is given (the API keeps the current one otherwise).
-        timezone: timezone.trim() || undefined,
-        endTime: end ? end.toISOString() : null,
-      });
-      onDone(true);
-    } catch (err) {
-      setErrors([errorText(err)]);
-      setBusy(false);
-    }
+    const saved = await run(
+      () =>
+        client.crons.update(cron.cron_id, {
+          schedule: schedule.trim(),
+          // The time zone only when one is given (the API keeps the current one otherwise).
+          timezone: timezone.trim() || undefined,
+          endTime: end ? end.toISOString() : null,
+        }),
+      { keepBusy: true },
+    );
+    if (saved) onDone(true);
   };
   return (
     <form
@@ -194,27 +187,17 @@ function EditCron({
       <button type="button" onClick={() => onDone(false)}>
         Cancel
       </button>
-      <FormMessages errors={errors} />
+      <FormMessages errors={fieldErrors} error={error} />
     </form>
   );
 }
 
 /** Pauses or resumes a cron (`enabled`). */
 function ToggleCron({ client, cron, onChanged }: { client: Client; cron: Cron; onChanged: () => void }) {
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run } = useAction();
   const enabled = cron.enabled !== false;
   const toggle = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await client.crons.update(cron.cron_id, { enabled: !enabled });
-      onChanged();
-    } catch (err) {
-      setError(errorText(err));
-    } finally {
-      setBusy(false);
-    }
+    if (await run(() => client.crons.update(cron.cron_id, { enabled: !enabled }))) onChanged();
   };
   return (
     <>

@@ -6,7 +6,7 @@ import { useEffect, useState, type FormEvent } from "react";
 import type { Client, Item } from "@langchain/langgraph-sdk";
 import type { Credential } from "./api.ts";
 import { ConfirmDelete, FormMessages, parseJsonField } from "./forms.tsx";
-import { errorText, useLoad } from "./load.ts";
+import { errorText, useAction, useLoad } from "./load.ts";
 import { href, useRoute } from "./route.ts";
 import "./pages.css";
 
@@ -294,9 +294,9 @@ function PutForm({
   setDraft: (d: Draft) => void;
   onPut: (s: Selected) => void;
 }) {
-  const [errors, setErrors] = useState<string[]>([]);
+  const [fieldErrors, setFieldErrors] = useState<string[]>([]);
   const [status, setStatus] = useState<string>();
-  const [busy, setBusy] = useState(false);
+  const { busy, error, run } = useAction();
   const submit = async (e: FormEvent) => {
     e.preventDefault();
     setStatus(undefined);
@@ -308,18 +308,12 @@ function PutForm({
     const value = parseJsonField("Value", draft.value, true);
     if (!draft.value.trim()) problems.push("Value: required (a JSON object)");
     else if (value.error) problems.push(value.error);
-    setErrors(problems);
+    setFieldErrors(problems);
     if (problems.length) return;
-    setBusy(true);
-    try {
-      await client.store.putItem(namespace, key, value.value as Record<string, unknown>);
+    if (await run(() => client.store.putItem(namespace, key, value.value as Record<string, unknown>))) {
       setStatus(`Stored ${key} in ${joinNamespace(namespace)}.`);
       setDraft({ namespace: draft.namespace, key: "", value: "" });
       onPut({ namespace, key });
-    } catch (err) {
-      setErrors([errorText(err)]);
-    } finally {
-      setBusy(false);
     }
   };
   return (
@@ -352,7 +346,7 @@ function PutForm({
           Put item
         </button>
       </div>
-      <FormMessages errors={errors} status={status} />
+      <FormMessages errors={fieldErrors} error={error} status={status} />
     </form>
   );
 }

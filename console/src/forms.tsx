@@ -1,7 +1,7 @@
 // Pieces the console's forms share (the store's and the crons' pages): a JSON field's parse, a delete button that
 // asks for a confirmation, and a form's problems and outcome.
 import { useRef, useState, type KeyboardEvent } from "react";
-import { errorText } from "./load.ts";
+import { errorText, useAction } from "./load.ts";
 
 /**
  * A form field's JSON: its value, or an error naming the field. Empty text is `undefined` (the field was left
@@ -30,8 +30,7 @@ export function parseJsonField(
  */
 export function ConfirmDelete({ what, onDelete }: { what: string; onDelete: () => Promise<unknown> }) {
   const [asking, setAsking] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string>();
+  const { busy, error, run } = useAction();
   const back = useRef<HTMLButtonElement>(null);
   const cancel = () => {
     setAsking(false);
@@ -44,16 +43,7 @@ export function ConfirmDelete({ what, onDelete }: { what: string; onDelete: () =
         Delete
       </button>
     );
-  const confirm = async () => {
-    setBusy(true);
-    setError(undefined);
-    try {
-      await onDelete();
-    } catch (e) {
-      setError(errorText(e));
-      setBusy(false);
-    }
-  };
+  const confirm = () => run(onDelete, { keepBusy: true });
   return (
     <span
       className="confirm"
@@ -73,13 +63,25 @@ export function ConfirmDelete({ what, onDelete }: { what: string; onDelete: () =
   );
 }
 
-/** A form's problems (one per field), announced as an alert, and what it did, as a status. */
-export function FormMessages({ errors, status }: { errors: string[]; status?: string }) {
+/**
+ * A form's problems (one per field; else the failure of its API call, `error`), announced as an alert, and what it
+ * did, as a status.
+ */
+export function FormMessages({
+  errors,
+  error,
+  status,
+}: {
+  errors: string[];
+  error?: string;
+  status?: string;
+}) {
+  const shown = errors.length ? errors : error ? [error] : [];
   return (
     <>
-      {errors.length > 0 && (
+      {shown.length > 0 && (
         <ul className="error" role="alert">
-          {errors.map((m) => (
+          {shown.map((m) => (
             <li key={m}>{m}</li>
           ))}
         </ul>

@@ -1,4 +1,5 @@
-// Loading data in a component: the value, the error, and a way to load again.
+// Loading data in a component (the value, the error, and a way to load again), and the API calls its forms and
+// buttons make (busy while one runs, the text of its failure).
 import { useCallback, useEffect, useState } from "react";
 
 /**
@@ -51,4 +52,32 @@ export function errorText(e: unknown): string {
     }
   }
   return e instanceof Error ? e.message : String(e);
+}
+
+/**
+ * An API call a form or a button makes: `busy` while it runs, the text of its failure in `error` (cleared when
+ * it runs again). `run` resolves whether it succeeded. `keepBusy`: a success leaves `busy` set, for a call after
+ * which the component goes away (a delete, another page), so that it cannot be made twice meanwhile.
+ */
+export function useAction(): {
+  busy: boolean;
+  error?: string;
+  run: (call: () => Promise<unknown>, opts?: { keepBusy?: boolean }) => Promise<boolean>;
+} {
+  const [busy, setBusy] = useState(false);
+  const [error, setError] = useState<string>();
+  const run = async (call: () => Promise<unknown>, opts: { keepBusy?: boolean } = {}) => {
+    setBusy(true);
+    setError(undefined);
+    try {
+      await call();
+      if (!opts.keepBusy) setBusy(false);
+      return true;
+    } catch (e) {
+      setError(errorText(e));
+      setBusy(false);
+      return false;
+    }
+  };
+  return { busy, error, run };
 }

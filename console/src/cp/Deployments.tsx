@@ -2,7 +2,7 @@
 // build and deploy logs of one of them (followed live while it is on its way), the link to its Agent Server's
 // console, and Redeploy and Delete.
 import { useState } from "react";
-import { errorText } from "../load.ts";
+import { errorText, useAction } from "../load.ts";
 import { IN_PROGRESS, type CpApi, type Deployment, type Page, type Revision } from "./api.ts";
 import { LogView } from "./Logs.tsx";
 import { usePolled } from "./poll.ts";
@@ -97,8 +97,7 @@ type Detail = { d: Deployment; revisions: Revision[] };
 export function DeploymentView({ api, id }: { api: CpApi; id: string }) {
   const [shown, setShown] = useState<string | undefined>();
   const [confirming, setConfirming] = useState(false);
-  const [busy, setBusy] = useState(false);
-  const [actionError, setActionError] = useState<string | undefined>();
+  const { busy, error: actionError, run } = useAction();
   const { data, error, reload } = usePolled<Detail>(
     async () => {
       const [d, revisions] = await Promise.all([
@@ -125,28 +124,14 @@ export function DeploymentView({ api, id }: { api: CpApi; id: string }) {
       const v = d.source_revision_config[f];
       if (v) config[f] = v;
     }
-    setBusy(true);
-    setActionError(undefined);
-    try {
-      await api("PATCH", `/v2/deployments/${id}`, { source_revision_config: config });
+    if (await run(() => api("PATCH", `/v2/deployments/${id}`, { source_revision_config: config }))) {
       setShown(undefined);
       reload();
-    } catch (e) {
-      setActionError(errorText(e));
-    } finally {
-      setBusy(false);
     }
   };
   const remove = async () => {
-    setBusy(true);
-    setActionError(undefined);
-    try {
-      await api("DELETE", `/v2/deployments/${id}`);
+    if (await run(() => api("DELETE", `/v2/deployments/${id}`), { keepBusy: true }))
       location.hash = cpHref({ page: "deployments" });
-    } catch (e) {
-      setActionError(errorText(e));
-      setBusy(false);
-    }
   };
 
   return (

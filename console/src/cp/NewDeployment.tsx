@@ -3,7 +3,7 @@
 // `source_config.repo_url` — the langgraph.json path in it, and secrets; then on to the deployment's page, where
 // its first revision is followed to DEPLOYED.
 import { useState, type FormEvent, type ReactNode } from "react";
-import { errorText } from "../load.ts";
+import { useAction } from "../load.ts";
 import type { CpApi, Deployment } from "./api.ts";
 import { cpHref } from "./route.ts";
 
@@ -44,17 +44,14 @@ export function NewDeployment({ api }: { api: CpApi }) {
   const [configPath, setConfigPath] = useState("langgraph.json");
   const [secrets, setSecrets] = useState<SecretRow[]>([]);
   const [nextKey, setNextKey] = useState(1);
-  const [busy, setBusy] = useState(false);
-  const [error, setError] = useState<string | undefined>();
+  const { busy, error, run } = useAction();
 
   const setSecret = (key: number, patch: Partial<SecretRow>) =>
     setSecrets((rows) => rows.map((r) => (r.key === key ? { ...r, ...patch } : r)));
 
   const submit = async (e: FormEvent) => {
     e.preventDefault();
-    setBusy(true);
-    setError(undefined);
-    try {
+    const create = async () => {
       const created = await api<Deployment>("POST", "/v2/deployments", {
         name: name.trim(),
         source: "github",
@@ -69,10 +66,8 @@ export function NewDeployment({ api }: { api: CpApi }) {
         secrets: secrets.filter((s) => s.name.trim()).map((s) => ({ name: s.name.trim(), value: s.value })),
       });
       location.hash = cpHref({ page: "deployments", id: created.id });
-    } catch (err) {
-      setError(errorText(err));
-      setBusy(false);
-    }
+    };
+    await run(create, { keepBusy: true });
   };
 
   return (
