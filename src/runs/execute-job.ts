@@ -164,6 +164,8 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
           : "idle";
   const threadState: ThreadStateUpdate = {
     status,
+    // Another run of the thread waiting to start (enqueued, or delayed by after_seconds) keeps it busy.
+    busyWhilePending: status === "idle",
     ...(state
       ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
       : {}),

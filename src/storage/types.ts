@@ -163,6 +163,11 @@ export interface AttemptFence {
 
 export interface ThreadStateUpdate {
   status?: ThreadStatus;
+  /**
+   * With status "idle": "busy" instead while a run of the thread waits to start (pending; one delayed by
+   * after_seconds too), read in the same statement, as the official server records a run's end.
+   */
+  busyWhilePending?: boolean;
   values?: Json | null;
   interrupts?: Json;
   error?: unknown;

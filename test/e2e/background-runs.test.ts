@@ -13,6 +13,7 @@ import {
   valuesWithin,
   waitFor,
   waitForStatus,
+  waitForThreadStatus,
   within,
 } from "../helpers/runs.ts";
 
@@ -152,8 +153,11 @@ describe("background runs on a thread", () => {
       client.runs.wait(thread_id, "steps", { input: job({ label: "now", steps: 1 }) }),
     );
     expect(now.log).toEqual(["now:0"]);
+    // The delayed run still waits: the thread stays busy (as on the official server), until it is cancelled.
+    expect((await client.threads.get(thread_id)).status).toBe("busy");
     await client.runs.cancel(thread_id, run.run_id);
     await waitForStatus(client, thread_id, run.run_id, ["interrupted"]);
+    await waitForThreadStatus(client, thread_id, "idle");
     expect(markerLines(marker)).toEqual([]);
   });
 

@@ -349,7 +349,15 @@ export class PostgresThreads implements ThreadStore {
       params.push(v);
       sets.push(sql(`$${params.length}`));
     };
-    if (u.status !== undefined) set((n) => `status = ${n}`, u.status);
+    if (u.status !== undefined) {
+      const pending = `EXISTS (SELECT 1 FROM ${this.t.runs} r WHERE r.thread_id = ${this.t.threads}.thread_id
+        AND r.status = 'pending')`;
+      set(
+        (n) =>
+          u.busyWhilePending ? `status = CASE WHEN ${pending} THEN 'busy' ELSE ${n} END` : `status = ${n}`,
+        u.status,
+      );
+    }
     if (u.values !== undefined) {
       set((n) => `"values" = ${n}::jsonb`, u.values === null ? null : jsonb(u.values));
       sets.push("state_updated_at = $1");

@@ -246,7 +246,12 @@ export class SqliteThreads implements ThreadStore {
     const ts = now();
     const params: unknown[] = [ts];
     if (u.status !== undefined) {
-      sets.push("status = ?");
+      sets.push(
+        u.busyWhilePending
+          ? `status = CASE WHEN EXISTS (SELECT 1 FROM runs WHERE runs.thread_id = threads.thread_id
+               AND runs.status = 'pending') THEN 'busy' ELSE ? END`
+          : "status = ?",
+      );
       params.push(u.status);
     }
     if (u.values !== undefined) {
