@@ -100,7 +100,12 @@ export function announce(
   log.info(`data: ${server.dataDir}`);
   log.info(`docs: ${server.url}/docs`);
   if (server.console) log.info(`console: ${server.url}/console/`);
-  if (server.recovered) log.info(`resumed ${server.recovered} run(s) left unfinished by the last process`);
+  if (server.recovered) {
+    // Pending runs count too (a delayed one starts when due): say so rather than "resumed".
+    log.info(
+      `${server.recovered} run(s) the last process left pending or running taken up again (a delayed one when due)`,
+    );
+  }
 }
 
 /** Starts the server in this process, prints where it listens, and serves until a signal. */

@@ -25,6 +25,8 @@ function serverCommand(name: string, description: string, defaultPort: string): 
 
 serverCommand("dev", "Run the Agent Server for a project on embedded storage, reloading on changes", "2024")
   .option("--no-reload", "do not restart when project files change")
+  // The official `langgraphjs dev` opens Studio unless told not to: its command lines work here as they are.
+  .option("--no-browser", "accepted for the official CLI's command lines (Hangar opens no browser)")
   .action(async (opts) => {
     const { runDev } = await import("./dev.js");
     await registerTypeScript();

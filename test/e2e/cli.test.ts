@@ -195,7 +195,8 @@ describe("a project with env as a .env path", () => {
   beforeAll(() => {
     expect(process.env.HANGAR_FIXTURE_DOTENV_VAR).toBeUndefined();
   });
-  const hangar = useHangar({ process: true, config: DOTENV_CONFIG });
+  // With the official CLI's `--no-browser`, which `hangar dev` accepts so its command lines work as they are.
+  const hangar = useHangar({ process: true, config: DOTENV_CONFIG, args: ["--no-browser"] });
 
   it("values from the .env file reach the graph", async () => {
     const t = await hangar.client.threads.create();
