@@ -14,6 +14,9 @@ export const AUTH_CONFIG_KEYS = [
   "langgraph_auth_permissions",
 ] as const;
 
+/** Request headers never copied into a run's config: credentials (the official server's list, and Hangar's own). */
+const CREDENTIAL_HEADERS = new Set(["x-api-key", "x-tenant-id", "x-service-key", "x-hangar-internal-token"]);
+
 declare module "fastify" {
   interface FastifyRequest {
     user: AuthUser | null;
@@ -41,11 +44,19 @@ export class Guard {
   /**
    * A run's config with the caller as the official server passes it to the graph: `langgraph_auth_user`,
    * `langgraph_auth_user_id` and `langgraph_auth_permissions` in `configurable`, replacing whatever the
-   * client sent under those keys (removed when there is no authenticated user).
+   * client sent under those keys (removed when there is no authenticated user). With `headers`, the request's
+   * `x-*` headers (but credentials) and `user-agent` are copied into `configurable` too, as the official server
+   * does for a run it creates (checkpoint metadata then carries them).
    */
-  runConfig(req: FastifyRequest, config: Json | null | undefined): Json {
+  runConfig(req: FastifyRequest, config: Json | null | undefined, opts: { headers?: boolean } = {}): Json {
     const base = isObject(config) ? config : {};
     const configurable: Json = { ...(isObject(base.configurable) ? base.configurable : {}) };
+    if (opts.headers) {
+      for (const [name, value] of Object.entries(req.headers)) {
+        if (typeof value !== "string" || CREDENTIAL_HEADERS.has(name)) continue;
+        if (name.startsWith("x-") || name === "user-agent") configurable[name] = value;
+      }
+    }
     for (const k of AUTH_CONFIG_KEYS) delete configurable[k];
     if (this.auth.custom && req.user) {
       configurable.langgraph_auth_user = req.user as unknown as Json;

@@ -74,7 +74,7 @@ async function runMetadata(log: EventSource, run: Run): Promise<Omit<StreamEvent
   }
   stop.abort();
   if (original?.event === "metadata") return { event: "metadata", data: original.data };
-  return { event: "metadata", data: serialize({ run_id: run.run_id, thread_id: run.thread_id, attempt: 1 }) };
+  return { event: "metadata", data: serialize({ run_id: run.run_id, attempt: 1 }) };
 }
 
 /**
@@ -100,7 +100,7 @@ export async function createRunOnThread(
   const value = { thread_id: threadId, assistant_id: body.assistant_id, metadata: body.metadata ?? {} };
   const existing = await guard.maybeThread(req, threadId, "threads:create_run", value);
   // The graph sees who started the run; nothing the client sent under those keys.
-  body.config = guard.runConfig(req, body.config);
+  body.config = guard.runConfig(req, body.config, { headers: true });
   const owner =
     existing || body.if_not_exists !== "create" ? guard.owner(req) : await newThreadOwner(ctx, req, threadId);
   return ctx.runs.createStateful(threadId, body, owner, existing ?? undefined);
@@ -112,7 +112,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     createRunOnThread(ctx, req, threadId, body);
   const createStateless = async (req: FastifyRequest, body: S.RunCreateStatelessT) => {
     await guard.filter(req, "threads:create_run", { thread_id: null, assistant_id: body.assistant_id });
-    body.config = guard.runConfig(req, body.config);
+    body.config = guard.runConfig(req, body.config, { headers: true });
     const owner = body.on_completion === "keep" ? await newThreadOwner(ctx, req, null) : guard.owner(req);
     return runs.createStateless(body, owner);
   };

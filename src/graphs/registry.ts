@@ -52,20 +52,53 @@ const isThenable = (v: unknown): v is PromiseLike<unknown> =>
   v !== null &&
   typeof (v as { then?: unknown }).then === "function";
 
+/** What a value is, for a refusal: its type, its class and a few of its keys. */
+function describe(v: unknown): string {
+  if (v === null) return "null";
+  if (typeof v !== "object" && typeof v !== "function")
+    return `a ${typeof v} (${JSON.stringify(v)?.slice(0, 40)})`;
+  const cls = (Object.getPrototypeOf(v) as { constructor?: { name?: string } } | null)?.constructor?.name;
+  const keys = Object.keys(v).slice(0, 8);
+  return `${typeof v === "function" ? "a function" : `an object${cls && cls !== "Object" ? ` of class ${cls}` : ""}`}${
+    keys.length ? ` with keys ${keys.join(", ")}` : ""
+  }`;
+}
+
+/**
+ * The compiled graph an object stands for: itself when it is one, its compilation when it is a StateGraph, or
+ * the compiled graph it exposes as `.graph` (LangChain's `createAgent` and `createDeepAgent` return a ReactAgent
+ * that wraps its compiled graph so; a compiled graph that also exposes the real one there is unwrapped too, as the
+ * official server does, so streams see the inner graph's transformers).
+ */
+function asCompiled(v: unknown): AnyGraph | undefined {
+  if (typeof v !== "object" || v === null) return undefined;
+  let inner: unknown;
+  try {
+    inner = (v as { graph?: unknown }).graph;
+  } catch {
+    inner = undefined;
+  }
+  if (isCompiled(inner) && "builder" in inner) return inner;
+  if (isCompiled(v)) return v;
+  if (isUncompiled(v)) return v.compile();
+  return isCompiled(inner) ? inner : undefined;
+}
+
 /**
  * A compiled graph from an export's value (or a factory's result): awaited when a Promise, compiled when a
- * StateGraph, and unwrapped when it wraps the compiled graph in `.graph` (LangChain's `createAgent`).
+ * StateGraph, and unwrapped when it wraps the compiled graph in `.graph`.
  */
 async function resolveExport(value: unknown, where: string): Promise<AnyGraph> {
   const v = isThenable(value) ? await value : value;
-  const graph = isCompiled(v) ? v : isUncompiled(v) ? v.compile() : undefined;
+  const graph = asCompiled(v);
   if (!graph) {
     throw new GraphLoadError(
-      `${where}: the export is not a compiled graph, a StateGraph, a Promise of one, or a factory returning one`,
+      `${where}: the export is ${describe(v)}, not a graph. Accepted: a compiled graph (StateGraph.compile(), ` +
+        "createReactAgent), a StateGraph, an agent exposing its compiled graph as .graph (createAgent, " +
+        "createDeepAgent), a Promise of one of these, or a function returning one",
     );
   }
-  const inner = (graph as { graph?: unknown }).graph;
-  return isCompiled(inner) && "builder" in inner ? inner : graph;
+  return graph;
 }
 
 /**

@@ -97,6 +97,10 @@ const SERVER = {
     type: "string",
     secret: true,
   }),
+  apiUrl: envVar("LANGGRAPH_API_URL", text, {
+    doc: "as in the official server: this deployment's public URL, recorded as `langgraph_api_url` in each run's metadata",
+    type: "URL",
+  }),
   langgraphConfig: envVar("LANGGRAPH_CONFIG", text, {
     doc:
       'as in the official server: a JSON object `{"<graph_id>": {<config>, "context": {...}}}` giving the system ' +

@@ -1,13 +1,13 @@
 // What creating a run means whatever executes it (embedded manager or scale-out queue): the assistant and
 // its graph must exist, the body must be consistent, the thread is found or created, the run is admitted.
 import { randomUUID } from "node:crypto";
-import { busy, invalidInput, notFound } from "../lib/errors.js";
+import { busy, notFound } from "../lib/errors.js";
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, RunInput, Storage, Thread } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
-import { buildKwargs } from "./kwargs.js";
+import { buildKwargs, runMetadata } from "./kwargs.js";
 import type { RunQueue } from "./queue.js";
 import { checkWebhookUrl } from "./webhook.js";
 import type { AddressPolicy } from "./net-policy.js";
@@ -25,37 +25,27 @@ export async function runAssistant(storage: Storage, graphs: GraphRegistry, id: 
   return a;
 }
 
-/** An input that says nothing: absent, null or `{}` (what agent-chat-ui sends beside a resume command). */
-const emptyInput = (input: unknown): boolean =>
-  input === undefined ||
-  input === null ||
-  (typeof input === "object" && !Array.isArray(input) && Object.keys(input).length === 0);
-
 /**
- * Checks what the schema cannot: a webhook the server may call, and input or command, not both. An empty
- * input beside a command is accepted and the command used, as the official server does.
+ * Checks what the schema cannot: a webhook the server may call. A body with both an input and a command runs
+ * the command and ignores the input, whatever it holds, as the official server does (agent-chat-ui sends `{}`
+ * beside a resume; AG-UI's LangGraph adapter sends the graph's input keys of the current state).
  */
 export async function checkRunBody(
-  body: {
-    webhook?: string | null;
-    command?: unknown;
-    input?: unknown;
-  },
+  body: { webhook?: string | null },
   webhooks: AddressPolicy,
 ): Promise<void> {
   if (body.webhook) await checkWebhookUrl(body.webhook, webhooks);
-  if (body.command && !emptyInput(body.input)) {
-    throw invalidInput(
-      "input: give either input or command, not both (an empty input {} may go with a command)",
-      "input",
-    );
-  }
 }
 
-/** Metadata of a thread a run creates: its graph and assistant, and the owner under custom auth. */
-const threadMetadata = (assistant: Assistant, owner: Json): Json => ({
+/**
+ * Metadata of a thread a run creates (if_not_exists "create", a kept stateless run): its graph and assistant,
+ * then the run's own metadata, as the official server records it; the owner under custom auth last, so a
+ * client cannot name another.
+ */
+const threadMetadata = (assistant: Assistant, owner: Json, body: { metadata?: Json | null }): Json => ({
   graph_id: assistant.graph_id,
   assistant_id: assistant.assistant_id,
+  ...(body.metadata ?? {}),
   ...owner,
 });
 
@@ -71,8 +61,10 @@ export async function runThread(
   if (thread) return thread;
   if (body.if_not_exists !== "create") throw notFound(`Thread "${threadId}" not found`);
   const created =
-    (await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner) })) ??
-    (await storage.threads.get(threadId));
+    (await storage.threads.create({
+      thread_id: threadId,
+      metadata: threadMetadata(assistant, owner, body),
+    })) ?? (await storage.threads.get(threadId));
   if (!created) throw notFound(`Thread "${threadId}" not found`);
   return created;
 }
@@ -105,7 +97,7 @@ export async function keptRun(
   body: RunCreateStatelessT,
 ): Promise<{ threadId: string; body: RunCreateStatefulT }> {
   const threadId = randomUUID();
-  await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner) });
+  await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner, body) });
   const { on_completion: _c, ...rest } = body;
   return { threadId, body: { ...rest, multitask_strategy: "enqueue", if_not_exists: "reject" } };
 }
@@ -130,19 +122,21 @@ function threadConfig(assistant: Assistant, thread: Thread, body: { config?: Jso
 
 /** A new pending run's record (on a thread, or with no thread: `threadId` null) and its kwargs. */
 function newRun(
-  threadId: string | null,
+  thread: Thread | null,
   body: RunCreateStatefulT | RunCreateStatelessT,
   assistant: Assistant,
   strategy: Run["multitask_strategy"],
 ): { input: RunInput; kwargs: RunKwargs } {
   const runId = randomUUID();
-  const kwargs = buildKwargs(body, assistant, runId, threadId);
+  const threadId = thread?.thread_id ?? null;
+  const metadata = runMetadata(assistant, thread, body);
+  const kwargs = buildKwargs(body, assistant, runId, threadId, metadata);
   const input: RunInput = {
     run_id: runId,
     thread_id: threadId,
     assistant_id: assistant.assistant_id,
     status: "pending",
-    metadata: body.metadata ?? {},
+    metadata,
     kwargs: kwargs as unknown as Json,
     multitask_strategy: strategy,
     delay_seconds: body.after_seconds ?? 0,
@@ -174,7 +168,7 @@ export async function admitRun(
   assistant: Assistant,
 ): Promise<{ run: Run; kwargs: RunKwargs; current: string | null; delayed: string[] }> {
   const threadId = thread.thread_id;
-  const { input, kwargs } = newRun(threadId, body, assistant, body.multitask_strategy);
+  const { input, kwargs } = newRun(thread, body, assistant, body.multitask_strategy);
   const admitted = await queue.admit({ ...input, thread_id: threadId });
   if (!admitted.run) throw threadBusy(threadId, admitted.current);
   await storage.threads.setState(threadId, {

@@ -12,8 +12,27 @@ import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state
 import { sendWebhook } from "./webhook.js";
 import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 import { withBackoff } from "../lib/backoff.js";
+import { settings } from "../lib/settings.js";
+import { VERSION } from "../lib/version.js";
 
 export type CancelAction = "interrupt" | "rollback";
+
+/**
+ * What the official server adds to a run's `config.metadata` when it executes it (so checkpoints, message
+ * metadata and traces carry it): the attempt, the LangGraph.js version of the project, the server's version,
+ * plan and host, and the public URL when `LANGGRAPH_API_URL` names one.
+ */
+function serverMetadata(graphs: GraphRegistry, attempt: number): Json {
+  const apiUrl = settings().server.apiUrl;
+  return {
+    run_attempt: attempt,
+    langgraph_version: graphs.langgraphVersion(),
+    langgraph_api_version: VERSION,
+    langgraph_plan: "developer",
+    langgraph_host: "self-hosted",
+    ...(apiUrl ? { langgraph_api_url: apiUrl } : {}),
+  };
+}
 
 export interface RunResult extends RunOutcome {
   /**
@@ -112,16 +131,22 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   const log = deps.log.child(runContext(run, assistant, attempt));
   const started = performance.now();
   log.info("run started");
-  // The run, its thread (null for a stateless run) and its attempt: what the official server sends first, plus
-  // the thread, so that a client joining a stream knows it from the stream itself (GUIDE §4).
-  publish("metadata", { run_id: run.run_id, thread_id: threadId, attempt });
+  // The run and its attempt: exactly what the official servers send first (GUIDE §4).
+  publish("metadata", { run_id: run.run_id, attempt });
   // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
   // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
   await new Promise<void>((r) => setImmediate(r));
   const graph = job.stateless
     ? await graphs.getWith(assistant.graph_id, kwargs.config, undefined)
     : await graphs.get(assistant.graph_id, kwargs.config);
-  const outcome = await executeRun(graph, kwargs, run.run_id, job.signal, publish, log);
+  const outcome = await executeRun(
+    graph,
+    { ...kwargs, metadata: { ...kwargs.metadata, ...serverMetadata(graphs, attempt) } },
+    run.run_id,
+    job.signal,
+    publish,
+    log,
+  );
   let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
   const finished = () => {
     const status = job.cancelAction() ? "interrupted" : outcome.status;

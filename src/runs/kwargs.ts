@@ -1,17 +1,37 @@
 // Builds a run's execution arguments (config, context, metadata, stream options) from the request and assistant.
 import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
-import type { Assistant, Json } from "../storage/types.js";
+import type { Assistant, Json, Thread } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
 import { isObject } from "../lib/objects.js";
 
 /** The configurable keys that name the run's user (as the API's guard writes them). */
 const AUTH_KEYS = ["langgraph_auth_user", "langgraph_auth_user_id", "langgraph_auth_permissions"];
 
+/**
+ * A run's metadata as the official server records it: the assistant's metadata, then its thread's (which names
+ * the graph and assistant of the run), then the run's own; a later layer wins a key. It is the run record's
+ * `metadata` and the graph's `config.metadata` (so checkpoints carry it and history filters find it).
+ */
+export function runMetadata(
+  assistant: Assistant,
+  thread: Thread | null,
+  body: { metadata?: Json | null },
+): Json {
+  return {
+    ...(assistant.metadata ?? {}),
+    ...(thread
+      ? { ...thread.metadata, graph_id: assistant.graph_id, assistant_id: assistant.assistant_id }
+      : {}),
+    ...(body.metadata ?? {}),
+  };
+}
+
 export function buildKwargs(
   body: RunCreateStatefulT | RunCreateStatelessT,
   assistant: Assistant,
   runId: string,
   threadId: string | null,
+  metadata: Json,
 ): RunKwargs {
   const aConfig = assistant.config as Json;
   const bConfig = (body.config ?? {}) as Json;
@@ -41,13 +61,7 @@ export function buildKwargs(
     command: body.command ?? null,
     config: { ...aConfig, ...bConfig, configurable, tags, recursion_limit: recursion },
     context: Object.keys(context).length ? context : undefined,
-    metadata: {
-      ...(body.metadata ?? {}),
-      graph_id: assistant.graph_id,
-      assistant_id: assistant.assistant_id,
-      run_id: runId,
-      ...(threadId ? { thread_id: threadId } : {}),
-    },
+    metadata,
     stream_mode: [...new Set(modes)],
     subgraphs: body.stream_subgraphs,
     interrupt_before: body.interrupt_before,

@@ -270,14 +270,14 @@ describe("ids", () => {
 });
 
 describe("exact shapes", () => {
-  it("the first event of a run stream is metadata with run_id, thread_id and attempt only", async () => {
+  it("the first event of a run stream is metadata with run_id and attempt only", async () => {
     const t = await hangar.client.threads.create();
     const chunks = await collect(hangar.client.runs.stream(t.thread_id, "agent", { input: human("foo") }));
     expect(chunks[0].event).toBe("metadata");
-    expect(chunks[0].data).toEqual({ run_id: expect.any(String), thread_id: t.thread_id, attempt: 1 });
+    expect(chunks[0].data).toEqual({ run_id: expect.any(String), attempt: 1 });
     const stateless = await collect(hangar.client.runs.stream(null, "agent", { input: human("foo") }));
     expect(stateless[0].event).toBe("metadata");
-    expect(stateless[0].data).toEqual({ run_id: expect.any(String), thread_id: null, attempt: 1 });
+    expect(stateless[0].data).toEqual({ run_id: expect.any(String), attempt: 1 });
   });
 });
 

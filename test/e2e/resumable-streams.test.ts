@@ -196,7 +196,7 @@ describe("resumable run streams", () => {
       // The run's metadata event comes first all the same (as from the official server), once.
       expect(events[0]).toMatchObject({
         event: "metadata",
-        data: { run_id: run.run_id, thread_id, attempt: 1 },
+        data: { run_id: run.run_id, attempt: 1 },
       });
       expect(events.filter((e) => e.event === "metadata")).toHaveLength(1);
       const steps = stepsIn(events);

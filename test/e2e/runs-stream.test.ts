@@ -61,7 +61,7 @@ function names(events: StreamPart[]): string[] {
 }
 
 describe("run stream framing", () => {
-  it("starts with a metadata event carrying run_id, thread_id and attempt", async () => {
+  it("starts with a metadata event carrying run_id and attempt only", async () => {
     const threadId = await newThread();
     let created: { run_id: string; thread_id?: string } | undefined;
     const events = await collect(
@@ -72,7 +72,7 @@ describe("run stream framing", () => {
     );
     expect(events[0].event).toBe("metadata");
     const meta = events[0].data;
-    expect(meta).toEqual({ run_id: expect.stringMatching(UUID), thread_id: threadId, attempt: 1 });
+    expect(meta).toEqual({ run_id: expect.stringMatching(UUID), attempt: 1 });
     // The SDK reads run and thread ids from the Content-Location header.
     expect(created).toEqual({ run_id: meta.run_id, thread_id: threadId });
     expect(events.filter((e) => e.event === "metadata")).toHaveLength(1);

@@ -209,14 +209,14 @@ describe("thread streams", () => {
     expect((await client.runs.list(thread_id)).map((r) => r.run_id)).toEqual([run.run_id]);
   });
 
-  it("lifecycle events: metadata {run_id, thread_id, attempt} and {run_id, status: run_done, run_status}", async () => {
+  it("lifecycle events: metadata {run_id, attempt} and {run_id, status: run_done, run_status}", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();
     const stream = await openThreadStream(thread_id, ["lifecycle"]);
     const runId = await runOnce(thread_id, "shape", 1);
     const events = (await stream.until("two lifecycle events", () => stream.received.length >= 2)) as Ev[];
     expect(events.map((e) => e.event)).toEqual(["metadata", "metadata"]);
-    expect(events[0].data).toEqual({ run_id: runId, thread_id, attempt: 1 });
+    expect(events[0].data).toEqual({ run_id: runId, attempt: 1 });
     expect(events[1].data).toEqual({ run_id: runId, status: "run_done", run_status: "success" });
   });
 
