@@ -11,6 +11,7 @@ import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plan
 import { startLocalReconciler } from "../control-plane/runtime/local/runtime.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
 import { rootLogger } from "../lib/logger.js";
+import { ensureConsoles } from "./consoles.js";
 import { setUpLogging } from "./logging.js";
 import { cpDatabase, DEFAULT_DATA_DIR, describeDatabase, reportedInOneLine } from "./cp-store.js";
 
@@ -87,6 +88,7 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
   if (!setUpLogging("control-plane", "json")) return 2;
   const log = rootLogger();
   const dataDir = resolve(opts.dataDir ?? DEFAULT_DATA_DIR);
+  await ensureConsoles(log);
   try {
     const database = cpDatabase(env);
     let sandbox: Sandbox | undefined;

@@ -59,6 +59,8 @@ export async function runDev(opts: DevOptions): Promise<number> {
   const flags = checkFlags("dev", opts, "2024");
   if (!flags) return 2;
   if (!setUpLogging("dev", "pretty")) return 2;
+  // Before a reloading supervisor starts its first server: built once, not in each child.
+  await (await import("./consoles.js")).ensureConsoles(rootLogger());
   if (opts.reload) return (await import("./reload.js")).supervise(opts);
   return runServer("dev", opts, flags.port, flags.nJobs);
 }

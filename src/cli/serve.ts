@@ -3,6 +3,7 @@
 import { settings, SettingsError, type ClusterSettings } from "../lib/settings.js";
 import type { ClusterBackend } from "../server.js";
 import { checkFlags, runServer } from "./dev.js";
+import { rootLogger } from "../lib/logger.js";
 import { setUpLogging } from "./logging.js";
 
 export interface ServeOptions {
@@ -36,6 +37,8 @@ export async function runServe(opts: ServeOptions): Promise<number> {
     console.error(`hangar serve: ${backend}`);
     return 2;
   }
+  // Its console when HANGAR_CONSOLE is on in the environment (a project's .env is read later, by the server).
+  if (settings().server.console) await (await import("./consoles.js")).ensureConsoles(rootLogger());
   return runServer("serve", opts, flags.port, flags.nJobs, backend);
 }
 

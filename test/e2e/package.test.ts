@@ -1,5 +1,5 @@
-// The package as users get it: `npm pack` of a copy of the repository (its prepack builds dist/), the tarball
-// installed into a fresh project, where `npx hangar --version` answers and `npx hangar dev` serves a graph.
+// The package as users get it: `npm pack` of a copy of the repository (its `prepare` script builds dist/), the
+// tarball installed into a fresh project, where `npx hangar --version` answers and `npx hangar dev` serves a graph.
 // Slow by nature (a build and an npm install): one pack and one install per run.
 import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, mkdirSync, readdirSync, readFileSync, symlinkSync, writeFileSync } from "node:fs";
