@@ -83,9 +83,9 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
 
   // Store and cron actions go through the auth handlers. Store handlers see the namespace as the SDK's
   // Auth types name it (`namespace`) and may rewrite it (e.g. prefix it with the user's identity); the
-  // route then uses the rewritten one. Cron handlers may add metadata to a cron being created, and the
-  // filter they return limits which crons the request sees (applied in the storage query). Filters returned
-  // for store actions are not applied (the namespace is how a handler scopes the store).
+  // route then uses the rewritten one; the filter they return scopes the items the route reads or writes
+  // (store-auth.ts). Cron handlers may add metadata to a cron being created, and the filter they return
+  // limits which crons the request sees (applied in the storage query).
   const events: Record<string, [string, string?]> = {
     "PUT /store/items": ["store:put", "namespace"],
     "GET /store/items": ["store:get", "namespace"],

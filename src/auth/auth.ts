@@ -47,7 +47,7 @@ export function filterToContainment(filter: AuthFilter | undefined): Json | unde
     if (v !== null && typeof v === "object" && !Array.isArray(v)) {
       const ops = v as { $eq?: unknown; $contains?: unknown };
       if ("$eq" in ops) out[k] = ops.$eq;
-      else if ("$contains" in ops) out[k] = [ops.$contains];
+      else if ("$contains" in ops) out[k] = Array.isArray(ops.$contains) ? ops.$contains : [ops.$contains];
       else out[k] = v;
     } else out[k] = v;
   }
