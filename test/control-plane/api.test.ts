@@ -517,6 +517,31 @@ describe("deployments", () => {
     expect(badSecret.body.detail[0]).toMatchObject({ type: "missing", loc: ["body", "secrets", 0, "value"] });
   });
 
+  it("a repo_url or repo_ref beginning with '-' (an option to git) is a 422 naming the field, on create and PATCH", async () => {
+    // Each matched the git URL pattern: `-u<cmd>@host:path` would reach `git clone` as its --upload-pack.
+    for (const repo_url of ["-utouch@host:path", "--upload-pack=x@host:y", "-c"]) {
+      const r = await a.post("/v2/deployments", {
+        ...githubBody(`dash-${randomUUID()}`),
+        source_config: { repo_url },
+      });
+      expectInvalid(r, ["body", "source_config", "repo_url"], "must not begin with '-'");
+      expect(r.body.detail[0].input).toBe(repo_url);
+    }
+    const ref = await a.post(
+      "/v2/deployments",
+      githubBody(`dash-${randomUUID()}`, { source_revision_config: { repo_ref: "--orphan" } }),
+    );
+    expectInvalid(ref, ["body", "source_revision_config", "repo_ref"], "must not begin with '-'");
+    const d = (await a.post("/v2/deployments", githubBody(`dash-${randomUUID()}`))).body;
+    const patched = await a.patch(`/v2/deployments/${d.id}`, { source_revision_config: { repo_ref: "-b" } });
+    expectInvalid(patched, ["body", "source_revision_config", "repo_ref"], "must not begin with '-'");
+    // Refused before anything is kept: no revision was added.
+    expect((await a.get(`/v2/deployments/${d.id}`)).body.latest_revision_id).toBe(d.latest_revision_id);
+    // A '-' elsewhere is an ordinary character.
+    const fine = await a.patch(`/v2/deployments/${d.id}`, { source_revision_config: { repo_ref: "fix-1" } });
+    expect(fine.status).toBe(200);
+  });
+
   it("409 for a name already used in the workspace; another workspace may use it", async () => {
     const name = `same-${randomUUID()}`;
     expect((await a.post("/v2/deployments", githubBody(name))).status).toBe(201);

@@ -26,6 +26,7 @@ import type {
 } from "../../src/control-plane/domain/types.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 import { loadSettings, useSettings } from "../../src/lib/settings.ts";
+import { rawTarball } from "../helpers/tarball.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 // The builder copies local sources only from directories the operator opened (HANGAR_CP_SOURCE_ROOTS, read
@@ -134,7 +135,7 @@ describe("builder", () => {
     ]);
     cleanupDir(staging);
     const evil = input("internal_source", {}, "uploads/evil.tar.gz");
-    expect(await buildFails(evil.args)).toContain("entries outside its directory: ../evil.txt");
+    expect(await buildFails(evil.args)).toContain("the entry '../evil.txt' has '..' in its path");
     expect(existsSync(join(dataDir, "builds", evil.args.revision.id, "evil.txt"))).toBe(false);
     const link = input("internal_source", {}, "uploads/link.tar.gz");
     expect(await buildFails(link.args)).toContain("etc-link");
@@ -142,6 +143,34 @@ describe("builder", () => {
     expect(await buildFails(input("internal_source", {}, "../../etc/passwd").args)).toContain(
       "outside the data directory",
     );
+  });
+
+  it("extraction refuses by the upload's rule, in its words: a hard link with '..', a name given twice", async () => {
+    const cases = [
+      [
+        [
+          { path: "langgraph.json", type: "File", body: "{}" },
+          { path: "passwd", type: "Link", linkpath: "../../../../etc/passwd" },
+          { path: "passwd", type: "File", body: "x" },
+        ],
+        "the hard link 'passwd' -> '../../../../etc/passwd' has '..' in its target",
+      ],
+      [
+        [
+          { path: "x/f", type: "File" },
+          { path: "x", type: "File" },
+        ],
+        "'x' appears twice in the archive, as a folder and then as a file",
+      ],
+    ] as const;
+    mkdirSync(join(dataDir, "uploads"), { recursive: true });
+    for (const [entries, why] of cases) {
+      const rel = `uploads/raw-${randomUUID()}.tar.gz`;
+      writeFileSync(join(dataDir, rel), rawTarball([...entries]));
+      const { args } = input("internal_source", {}, rel);
+      expect(await buildFails(args)).toBe(`The source tarball is refused: ${why}.`);
+      expect(existsSync(join(dataDir, "builds", args.revision.id))).toBe(false);
+    }
   });
 
   it("clones a git URL (repo_ref)", async () => {
@@ -164,6 +193,18 @@ describe("builder", () => {
     bad.args.revision.source_revision_config.repo_ref = "no-such-branch";
     expect(await buildFails(bad.args)).toMatch(/git clone failed \(exit code 128\).*no-such-branch/);
     cleanupDir(repo);
+  });
+
+  it("git reads a repo_url that looks like an option as a repository ('--' before it), were validation bypassed", async () => {
+    const marker = join(dataDir, `pwned-${randomUUID()}`);
+    // Without '--', git clone would take this for its --upload-pack and the build's folder for the repository.
+    const url = `--upload-pack=touch ${marker};`;
+    const { args, lines } = input("github", { repo_url: url });
+    args.revision.source_revision_config.repo_ref = "main";
+    expect(await buildFails(args)).toMatch(/git clone failed/);
+    expect(lines.join("\n")).toContain(`$ git clone --depth 1 --branch main -- ${url} `);
+    expect(lines.join("\n")).toContain(`repository '${url}' does not exist`);
+    expect(existsSync(marker)).toBe(false);
   });
 
   it("fails with the reason of a failing install command, and when the config is missing", async () => {

@@ -1,5 +1,6 @@
 // Source tarball uploads through the real CLI: upload URLs (deployment and workspace), the one-use PUT with
-// its gzip check and size limit (HANGAR_CP_MAX_UPLOAD_BYTES), and source_tarball_path on create and PATCH.
+// its gzip check, size limit (HANGAR_CP_MAX_UPLOAD_BYTES) and entry check (the build's extraction rule), and
+// source_tarball_path on create and PATCH.
 import { randomUUID } from "node:crypto";
 import { existsSync, readdirSync, readFileSync } from "node:fs";
 import { request } from "node:http";
@@ -8,6 +9,7 @@ import { gzipSync } from "node:zlib";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { cleanupDir } from "../helpers/server.ts";
 import { cpClient, startCp, type CpClient, type CpProcess } from "../helpers/control-plane.ts";
+import { rawTarball, type RawEntry } from "../helpers/tarball.ts";
 
 const KEY = "upload-test-key";
 const LIMIT = 4096;
@@ -68,6 +70,19 @@ async function internalSource(name: string): Promise<any> {
   });
   expect(r.status).toBe(201);
   return r.body;
+}
+
+const CONFIG: RawEntry = { path: "langgraph.json", type: "File", body: "{}" };
+
+/** Uploads a tarball of `entries` to a new upload URL of the deployment: a 422 naming `name` (matching `why`). */
+async function refused(deploymentId: string, entries: RawEntry[], name: string, why: RegExp): Promise<void> {
+  const up = (await a.post(`/v2/deployments/${deploymentId}/upload-url`)).body;
+  const r = await put(up.upload_url, rawTarball(entries));
+  expect(r.status, JSON.stringify(r.body)).toBe(422);
+  expect(r.body.detail).toMatchObject([{ type: "value_error", loc: ["body"] }]);
+  expect(r.body.detail[0].msg).toContain(`'${name}'`);
+  expect(r.body.detail[0].msg).toMatch(why);
+  expect(existsSync(join(cp.dataDir, up.source_tarball_path))).toBe(false);
 }
 
 describe("uploads", () => {
@@ -212,6 +227,91 @@ describe("uploads", () => {
     const dir = join(cp.dataDir, "uploads", d.id);
     expect(readdirSync(dir).filter((f) => f.endsWith(".part"))).toEqual([]);
     expect(readFileSync(join(cp.dataDir, up.source_tarball_path))).toEqual(tarball("after the cut"));
+  });
+
+  it("refuses the probe's tarball: a hard link whose target has '..', then a regular file of its name (422 naming it)", async () => {
+    const d = await internalSource(`probe-${randomUUID()}`);
+    await refused(
+      d.id,
+      [
+        CONFIG,
+        { path: "passwd", type: "Link", linkpath: "../../../../etc/passwd" },
+        { path: "passwd", type: "File", body: "x" },
+      ],
+      "passwd",
+      /'\.\.'/,
+    );
+  });
+
+  it("refuses every entry the build's extraction refuses, and takes what it takes", async () => {
+    const d = await internalSource(`links-${randomUUID()}`);
+    // '..' in a hard link's target, even one that stays inside.
+    await refused(
+      d.id,
+      [
+        CONFIG,
+        { path: "sub/a.txt", type: "File", body: "a" },
+        { path: "b", type: "Link", linkpath: "sub/../sub/a.txt" },
+      ],
+      "b",
+      /'\.\.'/,
+    );
+    // A hard link to nothing written before it, or to a directory.
+    await refused(
+      d.id,
+      [CONFIG, { path: "c", type: "Link", linkpath: "later.txt" }, { path: "later.txt", type: "File" }],
+      "c",
+      /nothing/,
+    );
+    await refused(
+      d.id,
+      [CONFIG, { path: "dir", type: "Directory" }, { path: "e", type: "Link", linkpath: "dir" }],
+      "e",
+      /directory/,
+    );
+    // A name repeated with another type: a directory (holding a file) then a file, a file then a symlink.
+    await refused(d.id, [CONFIG, { path: "x/f", type: "File" }, { path: "x", type: "File" }], "x", /twice/);
+    await refused(
+      d.id,
+      [CONFIG, { path: "y", type: "File" }, { path: "y", type: "SymbolicLink", linkpath: "langgraph.json" }],
+      "y",
+      /twice/,
+    );
+    // A symlink whose target goes through an earlier symlink, or through a folder the archive does not have.
+    await refused(
+      d.id,
+      [
+        CONFIG,
+        { path: "d/f", type: "File" },
+        { path: "l", type: "SymbolicLink", linkpath: "d" },
+        { path: "m", type: "SymbolicLink", linkpath: "l/f" },
+      ],
+      "m",
+      /symbolic link 'l'/,
+    );
+    await refused(
+      d.id,
+      [CONFIG, { path: "n", type: "SymbolicLink", linkpath: "nope/../langgraph.json" }],
+      "n",
+      /nothing/,
+    );
+    // An absolute path, and an absolute symlink target.
+    await refused(d.id, [CONFIG, { path: "/tmp/abs.txt", type: "File" }], "/tmp/abs.txt", /absolute/);
+    await refused(d.id, [CONFIG, { path: "s", type: "SymbolicLink", linkpath: "/etc" }], "s", /absolute/);
+    // What extraction takes is still taken: a hard link to an earlier file, a relative symlink, a directory twice.
+    const up = (await a.post(`/v2/deployments/${d.id}/upload-url`)).body;
+    const ok = await put(
+      up.upload_url,
+      rawTarball([
+        { path: "src", type: "Directory" },
+        CONFIG,
+        { path: "src/a.txt", type: "File", body: "a" },
+        { path: "src", type: "Directory" },
+        { path: "copy.txt", type: "Link", linkpath: "src/a.txt" },
+        { path: "src/up", type: "SymbolicLink", linkpath: "../langgraph.json" },
+      ]),
+    );
+    expect(ok.status, JSON.stringify(ok.body)).toBe(200);
   });
 
   it("upload URLs need the API key; the PUT does not", async () => {

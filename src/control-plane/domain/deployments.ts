@@ -86,6 +86,12 @@ const GIT_URL = /^(https?|git|ssh|file):\/\/\S+$|^[\w.-]+@[\w.-]+:\S+$/;
 const invalid = (loc: (string | number)[], message: string, input?: unknown) =>
   valueError(["body", ...loc], message, input);
 
+/** A 422 for a value git would read as an option (repo_url, repo_ref): one beginning with "-". */
+const refuseOptionLike = (loc: string[], value?: string | null) => {
+  if (value?.startsWith("-"))
+    throw invalid(loc, `${loc.join(".")} '${value}' must not begin with '-'.`, value);
+};
+
 /**
  * Checks a revision's source_revision_config against its source (422 when a field is missing or foreign).
  * `awaitingSource`: an `internal_source` deployment being created may come without its tarball (the official
@@ -114,6 +120,7 @@ function checkRevisionConfig(
       );
     }
   };
+  refuseOptionLike(["source_revision_config", "repo_ref"], c.repo_ref);
   if (isDocker(source)) {
     must("image_uri");
     mustNot("langgraph_config_path");
@@ -158,6 +165,7 @@ async function checkSourceConfig(
     const url = c.repo_url;
     const loc = ["source_config", "repo_url"];
     if (!url) throw invalid(loc, "source_config.repo_url is required for source 'github'.", null);
+    refuseOptionLike(loc, url);
     if (!GIT_URL.test(url) && !isAbsolute(url)) {
       throw invalid(
         loc,

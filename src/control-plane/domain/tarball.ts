@@ -1,13 +1,15 @@
 // Source tarballs without surprises: the extracted size is capped (HANGAR_CP_MAX_EXTRACTED_MB, counted while
-// decompressing) and no symlink may leave the source folder, checked on upload (on the archive's entries) and on
-// extraction for a build (on the real extracted tree, with realpath), which removes its folder when it fails.
+// decompressing), and every entry is judged by one rule (tar-entries.ts: paths, links, repeated names), on upload
+// and again on extraction for a build, which also resolves the extracted tree's symlinks with realpath and
+// removes its folder when it fails.
 import { createGunzip, type Gunzip } from "node:zlib";
 import { createReadStream, lstatSync, readdirSync, realpathSync } from "node:fs";
 import { mkdir, rm } from "node:fs/promises";
-import { isAbsolute, join, posix, relative } from "node:path";
+import { isAbsolute, join, relative } from "node:path";
 import * as tar from "tar";
 import { settings, type ControlPlaneSettings } from "../../lib/settings.js";
 import { HangarError, type ErrorCode } from "../../lib/errors.js";
+import { SourceEntries } from "./tar-entries.js";
 
 export const DEFAULT_MAX_EXTRACTED_MB = 1024;
 
@@ -37,98 +39,41 @@ const tooBig = (max: number) =>
       "(HANGAR_CP_MAX_EXTRACTED_MB): leave build outputs and dependencies out of it.",
   );
 
-/** An entry path as a key: posix, without "./" and trailing slashes; null when absolute or leaving the root. */
-function entryKey(p: string): string | null {
-  if (isAbsolute(p) || p.startsWith("/")) return null;
-  const n = posix.normalize(p.replace(/\\/g, "/")).replace(/\/+$/, "");
-  if (n === ".." || n.startsWith("../")) return null;
-  return n === "." ? "" : n;
-}
-
-interface Entry {
-  type: string;
-  linkpath?: string;
-}
-
-/**
- * What the tarball's entries say about its symlinks once extracted, resolved one component at a time through the
- * other symlinks of the archive: the first symlink that leaves the root or points at nothing, or null.
- */
-export function badLinkOf(entries: Map<string, Entry>): string | null {
-  const dirs = new Set<string>([""]);
-  for (const k of entries.keys()) {
-    const parts = k.split("/");
-    for (let i = 1; i < parts.length; i++) dirs.add(parts.slice(0, i).join("/"));
-  }
-  const exists = (parts: string[]) => {
-    const k = parts.join("/");
-    return dirs.has(k) || entries.has(k);
-  };
-  type Walk = string[] | "escape" | "loop";
-  const walk = (base: string[], target: string, depth: number): Walk => {
-    if (depth > 40) return "loop";
-    if (target.startsWith("/") || isAbsolute(target)) return "escape";
-    let cur = [...base];
-    for (const c of target.replace(/\\/g, "/").split("/")) {
-      if (c === "" || c === ".") continue;
-      if (c === "..") {
-        if (!cur.length) return "escape";
-        cur.pop();
-        continue;
-      }
-      cur.push(c);
-      const e = entries.get(cur.join("/"));
-      if (e?.type === "SymbolicLink") {
-        const r = walk(cur.slice(0, -1), e.linkpath ?? "", depth + 1);
-        if (typeof r === "string") return r;
-        cur = r;
-      }
-    }
-    return cur;
-  };
-  for (const [k, e] of entries) {
-    const parts = k.split("/");
-    // Nothing is written through a symlink of the archive.
-    for (let i = 1; i < parts.length; i++) {
-      if (entries.get(parts.slice(0, i).join("/"))?.type === "SymbolicLink") {
-        return `'${k}' is inside the symbolic link '${parts.slice(0, i).join("/")}'`;
-      }
-    }
-    if (e.type !== "SymbolicLink" && e.type !== "Link") continue;
-    const r =
-      e.type === "Link" ? walk([], e.linkpath ?? "", 0) : walk(parts.slice(0, -1), e.linkpath ?? "", 0);
-    if (r === "escape") return `the link '${k}' -> '${e.linkpath}' leads outside the source folder`;
-    if (r === "loop") return `the link '${k}' -> '${e.linkpath}' is a loop`;
-    if (!exists(r)) return `the link '${k}' -> '${e.linkpath}' points at nothing in the source`;
-  }
-  return null;
-}
+/** The refusal of a tarball for one of its entries (SourceEntries' reason). */
+const refused = (why: string) => new TarballError("content", `The source tarball is refused: ${why}.`);
 
 /**
  * Inspects a gzip tarball as it streams by (the upload): counts the decompressed bytes (TarballError "size"
- * beyond `max`) and collects the entries, then checks paths and links (TarballError "content"). A body that is
- * not a readable gzip tarball is not judged here (the build reports it).
+ * beyond `max`) and judges each entry by the build's extraction rule (SourceEntries; TarballError "content"). A
+ * body that is not a readable gzip tarball is not judged here (the build reports it); one damaged after its first
+ * entry is refused, as extraction refuses it.
  */
 export class TarballInspector {
   private gunzip: Gunzip = createGunzip();
   private parser = new tar.Parser({ strict: false });
   private bytes = 0;
-  private entries = new Map<string, Entry>();
+  private entries = new SourceEntries();
+  /** The path of the last entry read, null before the first. */
+  private last: string | null = null;
   private unreadable = false;
   private ended: Promise<void>;
   error: TarballError | null = null;
 
   constructor(private max: number) {
     this.parser.on("entry", (e: tar.ReadEntry) => {
-      const key = entryKey(e.path);
-      if (key === null && !this.error) {
-        this.error = new TarballError("content", `the entry '${e.path}' leads outside the source folder`);
-      } else if (key !== null && key !== "") {
-        this.entries.set(key, { type: e.type, linkpath: e.linkpath });
+      if (!this.error) {
+        const bad = this.entries.add(e.path, e.type, e.linkpath);
+        if (bad) this.error = refused(bad);
       }
+      this.last = e.path;
       e.resume();
     });
-    this.parser.on("warn", () => {});
+    // Extraction is strict: a damaged header fails it. Before any entry, the body is not a tarball at all.
+    this.parser.on("warn", (_code: string, message: string) => {
+      if (this.last !== null && !this.error) {
+        this.error = refused(`it is damaged after the entry '${this.last}' (${message})`);
+      }
+    });
     this.parser.on("error", () => {
       this.unreadable = true;
     });
@@ -170,13 +115,15 @@ export class TarballInspector {
 
   /** The end of the upload: the refusal, if any. */
   async finish(): Promise<TarballError | null> {
-    if (!this.error && !this.unreadable && !this.gunzip.destroyed) this.gunzip.end();
+    if (this.error) return this.error;
+    if (!this.unreadable && !this.gunzip.destroyed) this.gunzip.end();
     await this.ended;
     if (this.error) return this.error;
     if (this.unreadable) return null;
     this.parser.end();
-    const bad = badLinkOf(this.entries);
-    return bad ? new TarballError("content", `The source tarball is refused: ${bad}.`) : null;
+    if (this.error) return this.error;
+    const bad = this.entries.finish();
+    return bad ? refused(bad) : null;
   }
 
   /** Stops inspecting (the upload failed for another reason). */
@@ -218,9 +165,10 @@ export function escapingLink(root: string): string | null {
 }
 
 /**
- * Extracts a gzip tarball into `dir` for a build: entries leaving it are refused, the decompressed bytes are
- * capped (extraction stops as soon as the cap is passed), and every symlink of the result must resolve inside
- * `dir`. On any failure `dir` is removed and the error (TarballError for a refusal) is thrown.
+ * Extracts a gzip tarball into `dir` for a build: each entry is judged by the upload's rule (SourceEntries) before
+ * it is written, the decompressed bytes are capped (extraction stops as soon as the cap is passed), and every
+ * symlink of the result must resolve inside `dir`. On any failure `dir` is removed and the error (TarballError
+ * for a refusal) is thrown.
  */
 export async function extractSourceTarball(
   file: string,
@@ -230,26 +178,10 @@ export async function extractSourceTarball(
   try {
     await mkdir(dir, { recursive: true });
     await new Promise<void>((resolve, reject) => {
-      let failed = false;
-      const refused: string[] = [];
-      // Synchronous unpacking: when extraction stops, no write is still in flight behind it.
-      const unpack = new tar.UnpackSync({
-        cwd: dir,
-        strict: true,
-        filter: (path, entry) => {
-          const e = entry as tar.ReadEntry;
-          let ok = entryKey(path) !== null;
-          if (ok && e.type === "SymbolicLink" && e.linkpath) {
-            ok = !isAbsolute(e.linkpath) && entryKey(posix.join(posix.dirname(path), e.linkpath)) !== null;
-          }
-          if (ok && e.type === "Link" && e.linkpath) ok = entryKey(e.linkpath) !== null;
-          if (!ok) refused.push(path);
-          return ok;
-        },
-      });
+      const entries = new SourceEntries();
       const src = createReadStream(file);
       const gunzip = createGunzip();
-      let bytes = 0;
+      let failed = false;
       const fail = (e: unknown) => {
         if (failed) return;
         failed = true;
@@ -257,6 +189,19 @@ export async function extractSourceTarball(
         gunzip.destroy();
         reject(e instanceof Error ? e : new Error(String(e)));
       };
+      // Synchronous unpacking: when extraction stops, no write is still in flight behind it.
+      const unpack = new tar.UnpackSync({
+        cwd: dir,
+        strict: true,
+        filter: (path, entry) => {
+          if (failed) return false;
+          const e = entry as tar.ReadEntry;
+          const bad = entries.add(path, e.type, e.linkpath);
+          if (bad) fail(refused(bad));
+          return !bad;
+        },
+      });
+      let bytes = 0;
       gunzip.on("data", (chunk: Buffer) => {
         if (failed) return;
         bytes += chunk.length;
@@ -274,14 +219,8 @@ export async function extractSourceTarball(
         } catch (e) {
           return fail(e);
         }
-        if (refused.length) {
-          return fail(
-            new TarballError(
-              "content",
-              `the source tarball has entries outside its directory: ${refused.slice(0, 3).join(", ")}`,
-            ),
-          );
-        }
+        const bad = entries.finish();
+        if (bad) return fail(refused(bad));
         resolve();
       });
       unpack.on("error", fail);
@@ -290,7 +229,7 @@ export async function extractSourceTarball(
       src.pipe(gunzip);
     });
     const bad = escapingLink(dir);
-    if (bad) throw new TarballError("content", `the source tarball is refused: ${bad}`);
+    if (bad) throw refused(bad);
   } catch (e) {
     await rm(dir, { recursive: true, force: true });
     throw e;

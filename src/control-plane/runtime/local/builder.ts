@@ -321,12 +321,15 @@ async function gitClone(
     if (r.code !== 0) throw new BuildError(commandFailure(`git ${args[0]}`, r, STEP_TIMEOUT_MS));
     return r;
   };
-  await git(["clone", "--depth", "1", ...(ref ? ["--branch", ref] : []), url, srcDir], dirname(srcDir));
+  // No value reaches git where it could be read as an option: "--" (or --end-of-options) before positional
+  // arguments, and a ref only as the argument of --branch. The API refuses values beginning with "-" too.
+  await git(["clone", "--depth", "1", ...(ref ? ["--branch", ref] : []), "--", url, srcDir], dirname(srcDir));
   if (sha) {
-    await git(["fetch", "--depth", "1", "origin", sha], srcDir);
-    await git(["checkout", "--detach", "FETCH_HEAD"], srcDir);
+    await git(["fetch", "--depth", "1", "--", "origin", sha], srcDir);
+    // For checkout "--" ends the revision (a path would follow it); the revision is a constant.
+    await git(["checkout", "--detach", "FETCH_HEAD", "--"], srcDir);
   }
-  await git(["rev-parse", "HEAD"], srcDir);
+  await git(["rev-parse", "--verify", "--end-of-options", "HEAD"], srcDir);
 }
 
 /**
