@@ -30,6 +30,7 @@ const EMBEDDED_ONLY = [
   "test/e2e/logging.test.ts",
   "test/security/cp-sandbox.test.ts",
   "test/e2e/graph-loading.test.ts",
+  "test/e2e/langgraph-0x.test.ts",
   "test/e2e/schemas.test.ts",
   "test/e2e/ui.test.ts",
 ];

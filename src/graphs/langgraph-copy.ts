@@ -148,6 +148,23 @@ function older(version: string, than: string): boolean {
 }
 
 /**
+ * Why a graph file cannot be served: its project's @langchain/langgraph is a 0.x release (what the templates of
+ * create-langgraph 1.1 still pin). Its graphs would run on Hangar's 1.x checkpoints and fail at the first run,
+ * so the start is refused with the upgrade to make. Undefined when the project's copy is 1.0 or later (or absent).
+ */
+export function unsupportedVersion(file: string): string | undefined {
+  const pkg = packageFrom(file, "@langchain/langgraph");
+  if (!pkg || !older(pkg.version, "1.0.0")) return undefined;
+  const core = packageFrom(file, "@langchain/core");
+  return (
+    `the project's @langchain/langgraph is ${pkg.version} (at ${dirname(pkg.path)}${
+      core ? `; @langchain/core ${core.version}` : ""
+    }); Hangar serves @langchain/langgraph 1.0 and later. Upgrade the project: ` +
+    "npm install @langchain/langgraph@^1 @langchain/core@^1 (and @langchain/langgraph-sdk@^1, langchain@^1 if used)"
+  );
+}
+
+/**
  * The official server's warning when the project's LangGraph.js packages are older than the server expects
  * (here: than the versions Hangar is built with), or undefined when they are not.
  */

@@ -10,6 +10,7 @@ import {
   isForeign,
   langGraphCopyOf,
   outdatedWarning,
+  unsupportedVersion,
   type LangGraphCopy,
 } from "./langgraph-copy.js";
 import { rootLogger, type Logger } from "../lib/logger.js";
@@ -146,6 +147,8 @@ export class GraphRegistry {
     for (const entry of entries) {
       const where = `graph "${entry.graphId}" (${entry.file}${entry.exportName ? `:${entry.exportName}` : ""})`;
       if (!existsSync(entry.file)) throw new GraphLoadError(`${where}: file not found`);
+      const unsupported = unsupportedVersion(entry.file);
+      if (unsupported) throw new GraphLoadError(`${where}: ${unsupported}`);
       let mod: Record<string, unknown>;
       try {
         mod = await importProjectModule(entry.file);
