@@ -163,6 +163,7 @@ async function embeddedBackend(
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: env.server.maxAttempts,
       webhooks,
+      apiUrl: env.server.apiUrl,
     });
     return {
       storage,
@@ -251,6 +252,7 @@ async function clusterBackend(
       leaseMs: leaseSeconds * 1000,
       pollMs: queuePollMs,
       webhooks,
+      apiUrl: env.server.apiUrl,
     });
     const graceMs = shutdownGraceSeconds * 1000;
     return {

@@ -40,6 +40,8 @@ export interface ClusterOptions {
   pollMs: number;
   /** What webhooks may reach; default the process's settings (HANGAR_WEBHOOK_*). */
   webhooks?: AddressPolicy;
+  /** LANGGRAPH_API_URL: the deployment's public URL, recorded in each run's metadata. */
+  apiUrl?: string;
 }
 
 interface Executing {
@@ -81,7 +83,7 @@ export class ClusterRunManager implements RunService {
     private opts: ClusterOptions,
   ) {
     this.finished = new FinishListeners(log);
-    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks);
+    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl);
   }
 
   /** Subscribes to the signals; a worker starts taking runs, renewing leases and sweeping expired ones. */

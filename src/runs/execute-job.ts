@@ -12,7 +12,6 @@ import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state
 import { sendWebhook } from "./webhook.js";
 import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 import { withBackoff } from "../lib/backoff.js";
-import { settings } from "../lib/settings.js";
 import { VERSION } from "../lib/version.js";
 
 export type CancelAction = "interrupt" | "rollback";
@@ -22,8 +21,7 @@ export type CancelAction = "interrupt" | "rollback";
  * metadata and traces carry it): the attempt, the LangGraph.js version of the project, the server's version,
  * plan and host, and the public URL when `LANGGRAPH_API_URL` names one.
  */
-function serverMetadata(graphs: GraphRegistry, attempt: number): Json {
-  const apiUrl = settings().server.apiUrl;
+function serverMetadata(graphs: GraphRegistry, attempt: number, apiUrl: string | undefined): Json {
   return {
     run_attempt: attempt,
     langgraph_version: graphs.langgraphVersion(),
@@ -49,6 +47,8 @@ export interface RunDeps {
   log: Logger;
   /** What the server's webhooks may reach (HANGAR_WEBHOOK_*). */
   webhooks: AddressPolicy;
+  /** The deployment's public URL (LANGGRAPH_API_URL), recorded in each run's metadata when set. */
+  apiUrl?: string;
 }
 
 /** What a run manager (embedded or cluster) gives the runs it executes; webhooks default to HANGAR_WEBHOOK_*. */
@@ -58,8 +58,9 @@ export function runDeps(
   broker: Broker,
   log: Logger,
   webhooks: AddressPolicy = webhookPolicy(),
+  apiUrl?: string,
 ): RunDeps {
-  return { storage, graphs, broker, log, webhooks };
+  return { storage, graphs, broker, log, webhooks, apiUrl };
 }
 
 /** How long the writes that record a run's end keep trying while the database is unreachable. */
@@ -141,7 +142,7 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     : await graphs.get(assistant.graph_id, kwargs.config);
   const outcome = await executeRun(
     graph,
-    { ...kwargs, metadata: { ...kwargs.metadata, ...serverMetadata(graphs, attempt) } },
+    { ...kwargs, metadata: { ...kwargs.metadata, ...serverMetadata(graphs, attempt, deps.apiUrl) } },
     run.run_id,
     job.signal,
     publish,

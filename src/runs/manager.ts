@@ -54,6 +54,8 @@ export interface RunManagerOptions {
   maxAttempts: number;
   /** What webhooks may reach; default the process's settings (HANGAR_WEBHOOK_*). */
   webhooks?: AddressPolicy;
+  /** LANGGRAPH_API_URL: the deployment's public URL, recorded in each run's metadata. */
+  apiUrl?: string;
 }
 
 export class RunManager implements RunService {
@@ -71,7 +73,7 @@ export class RunManager implements RunService {
     private log: Logger,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
-    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks);
+    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl);
     this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
     this.finished = new FinishListeners(log);
   }
