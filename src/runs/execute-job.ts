@@ -13,13 +13,15 @@ import { sendWebhook } from "./webhook.js";
 import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 import { withBackoff } from "../lib/backoff.js";
 import { VERSION } from "../lib/version.js";
+import { loopbackUrl } from "../lib/loopback.js";
 
 export type CancelAction = "interrupt" | "rollback";
 
 /**
  * What the official server adds to a run's `config.metadata` when it executes it (so checkpoints, message
  * metadata and traces carry it): the attempt, the LangGraph.js version of the project, the server's version,
- * plan and host, and the public URL when `LANGGRAPH_API_URL` names one.
+ * plan and host, and its URL: `LANGGRAPH_API_URL`, else the address this process listens on (as the official dev
+ * server sets it; a worker-only process has none).
  */
 function serverMetadata(graphs: GraphRegistry, attempt: number, apiUrl: string | undefined): Json {
   return {
@@ -28,7 +30,7 @@ function serverMetadata(graphs: GraphRegistry, attempt: number, apiUrl: string |
     langgraph_api_version: VERSION,
     langgraph_plan: "developer",
     langgraph_host: "self-hosted",
-    ...(apiUrl ? { langgraph_api_url: apiUrl } : {}),
+    ...((apiUrl ?? loopbackUrl()) ? { langgraph_api_url: apiUrl ?? loopbackUrl() } : {}),
   };
 }
 
