@@ -62,8 +62,10 @@ export default defineConfig({
     // workers between the two projects ("Terminating worker thread").
     minWorkers: WORKERS,
     // Every CLI a test spawns runs the code under test compiled: the setup builds dist/ unless it is as new as src/
-    // (bin/hangar.js runs src/ through tsx whenever a file of src/ is newer than the build).
-    globalSetup: ["test/helpers/build-setup.ts"],
+    // (bin/hangar.js runs src/ through tsx whenever a file of src/ is newer than the build). The official dev server,
+    // the peer of the differential tests and of the console's, starts once per run when a file of the run uses it
+    // (test/helpers/official-peer-setup.ts; one for both projects).
+    globalSetup: ["test/helpers/build-setup.ts", "test/helpers/official-peer-setup.ts"],
     // Each file's leftover servers ended and schemas dropped after its own hooks.
     setupFiles: ["test/helpers/file-cleanup.ts"],
     // A worker runs its files one after the other in one module graph: the server, LangGraph and the SDK are
@@ -105,7 +107,11 @@ export default defineConfig({
           ],
           exclude: [...configDefaults.exclude, ...EMBEDDED_ONLY],
           env: { HANGAR_TEST_BACKEND: "postgres" },
-          globalSetup: ["test/helpers/build-setup.ts", "test/helpers/postgres-setup.ts"],
+          globalSetup: [
+            "test/helpers/build-setup.ts",
+            "test/helpers/postgres-setup.ts",
+            "test/helpers/official-peer-setup.ts",
+          ],
           sequence: { groupOrder: 1 },
         },
       },

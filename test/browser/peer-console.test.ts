@@ -1,93 +1,30 @@
 // The web console against another server that speaks the API: Hangar serves the console's files, and the console
-// (`?api=`) talks to the official dev server (`langgraphjs dev` of @langchain/langgraph-cli, on a copy of the
-// example project) across origins: its assistants, a graph with its subgraph, a run streamed with its tokens,
-// the thread's history, an interrupt answered. Only public API calls, so nothing of it is Hangar's own. Embedded
-// project only: the other server has its own storage.
-import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, symlinkSync, writeFileSync } from "node:fs";
-import { createServer } from "node:net";
-import { join } from "node:path";
+// (`?api=`) talks to the official dev server (`langgraphjs dev` of @langchain/langgraph-cli, the peer the run shares:
+// test/helpers/official-peer-setup.ts, on a copy of test/fixtures/differential, whose chat, research and approval
+// graphs are the example project's) across origins: its assistants, a graph with its subgraph, a run streamed with
+// its tokens, the thread's history, an interrupt answered. Only public API calls, so nothing of it is Hangar's own.
+// Embedded project only: the other server has its own storage.
 import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { cleanupDir, ROOT, tempDir, useHangar } from "../helpers/server.ts";
-import { OFFICIAL_BIN } from "../helpers/cli.ts";
-import { waitFor } from "../helpers/wait.ts";
+import { useHangar } from "../helpers/server.ts";
+import { officialPeer } from "../helpers/official-peer.ts";
 import { launchChromium, watchedPage } from "./harness.ts";
 
 const WAIT = { timeout: 90_000 };
 
 const hangar = useHangar({ env: { HANGAR_CONSOLE: "true" } });
-const base = tempDir("hangar-peer-console-");
-let peer: ChildProcess | undefined;
 let peerUrl = "";
-let output = "";
 let browser: Awaited<ReturnType<typeof launchChromium>>;
 
-/** A port free on 127.0.0.1 now (the official CLI takes a port number, not 0). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const s = createServer();
-    s.once("error", reject);
-    s.listen(0, "127.0.0.1", () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
-  });
-
 beforeAll(async () => {
-  const project = join(base, "examples");
-  cpSync(join(ROOT, "examples"), project, {
-    recursive: true,
-    filter: (src) => !/[\\/](\.langgraph_api|\.hangar|node_modules)$/.test(src),
-  });
-  symlinkSync(join(ROOT, "node_modules"), join(base, "node_modules"), "dir");
-  // The CLI adds its data folder to the project's .gitignore when it is missing: there already.
-  writeFileSync(join(project, ".gitignore"), ".langgraph_api\n");
-  const port = await freePort();
-  peerUrl = `http://127.0.0.1:${port}`;
-  const env: NodeJS.ProcessEnv = {
-    ...process.env,
-    LANGGRAPH_CLI_NO_ANALYTICS: "1",
-    BROWSER: "none",
-    LANGSMITH_TRACING: "false",
-    LANGCHAIN_TRACING_V2: "false",
-  };
-  delete env.PORT;
-  for (const k of ["DATABASE_URL", "REDIS_URL", "HANGAR_API_KEYS"]) delete env[k];
-  const args = ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload"];
-  peer = spawn(process.execPath, [OFFICIAL_BIN, ...args, "--config", join(project, "langgraph.json")], {
-    cwd: project,
-    env,
-    detached: true,
-    stdio: ["ignore", "pipe", "pipe"],
-  });
-  peer.stdout!.on("data", (d) => (output += d));
-  peer.stderr!.on("data", (d) => (output += d));
-  await waitFor(
-    () => `the official dev server to answer at ${peerUrl}; its output:\n${output}`,
-    async () => {
-      if (peer!.exitCode !== null) throw new Error(`it exited with ${peer!.exitCode}`);
-      return /Server running at/.test(output) && (await fetch(`${peerUrl}/ok`)).ok;
-    },
-  );
-  // Its graphs' schemas are extracted on first use (it compiles the project's TypeScript, tens of seconds of CPU
-  // on a busy machine): asked here once, so the pages find them ready.
-  const client = new Client({ apiUrl: peerUrl, apiKey: null });
-  for (const graphId of ["chat", "research", "approval"]) {
-    const [assistant] = await client.assistants.search({ graphId });
-    await client.assistants.getSchemas(assistant.assistant_id);
-  }
+  // Up, and its graphs' schemas extracted (tens of seconds of CPU on a busy machine, asked once by the setup), so
+  // the pages find them ready.
+  peerUrl = await officialPeer("main", { schemas: true });
   browser = await launchChromium();
 });
 
 afterAll(async () => {
   await browser?.close();
-  if (peer?.pid && peer.exitCode === null) {
-    const exited = new Promise((res) => peer!.once("exit", res));
-    process.kill(-peer.pid, "SIGTERM");
-    await exited;
-  }
-  cleanupDir(base);
 });
 
 /** The console's files from Hangar, its API the official server's. */

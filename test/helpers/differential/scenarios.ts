@@ -1,0 +1,421 @@
+// The differential scenarios on the fixture project test/fixtures/differential (test/e2e/differential.test.ts):
+// written once with the official SDK, run against Hangar and the official dev server, their transcripts compared.
+// A scenario finds what it created by its session's nonce (`scenario_run` metadata, store namespaces), since the
+// official server is shared by every test file and both backends' runs.
+import type { Checkpoint, Client, ThreadState } from "@langchain/langgraph-sdk";
+import type { Session } from "./session.ts";
+
+export interface Scenario {
+  name: string;
+  run: (s: Session) => Promise<void>;
+}
+
+type Values = Record<string, unknown>;
+
+/** The checkpoint an updateState answers (the SDK types the answer as a config). */
+const checkpointOf = (answer: unknown) => (answer as { checkpoint: Checkpoint }).checkpoint;
+
+/** A run record's `kwargs` (the SDK's Run type leaves them out). */
+const kwargs = (run: object) => (run as { kwargs: Record<string, unknown> }).kwargs;
+
+/** Runs oldest first (servers list them in different orders: the order itself is a step of its own). */
+const byCreation = <T extends { created_at: string }>(runs: T[]) =>
+  [...runs].sort((a, b) => a.created_at.localeCompare(b.created_at));
+const user = (content: string) => ({ messages: [{ role: "user", content }] });
+
+/** The system assistant of a graph (created_by: system). */
+async function systemAssistant(client: Client, graphId: string) {
+  const [found] = await client.assistants.search({ graphId, metadata: { created_by: "system" }, limit: 1 });
+  if (!found) throw new Error(`no system assistant for ${graphId}`);
+  return found.assistant_id;
+}
+
+const assistants: Scenario = {
+  name: "assistants",
+  async run(s) {
+    const { client } = s;
+    const [research] = await s.must("search research", () =>
+      client.assistants.search({ graphId: "research", metadata: { created_by: "system" } }),
+    );
+    const id = research.assistant_id;
+    await s.step("get research", () => client.assistants.get(id));
+    await s.step("graph research", () => client.assistants.getGraph(id));
+    await s.step("graph research xray", () => client.assistants.getGraph(id, { xray: true }));
+    await s.step("graph research xray 1", () => client.assistants.getGraph(id, { xray: 1 }));
+    await s.step("graph approval", async () =>
+      client.assistants.getGraph(await systemAssistant(client, "approval")),
+    );
+    await s.step("graph agent", async () =>
+      client.assistants.getGraph(await systemAssistant(client, "agent")),
+    );
+    await s.step("search system chat", () =>
+      client.assistants.search({ graphId: "chat", metadata: { created_by: "system" } }),
+    );
+    await s.step("unknown graph search", () => client.assistants.search({ graphId: "nope" }));
+
+    const created = await s.must("create", () =>
+      client.assistants.create({
+        graphId: "approval",
+        name: "reviewed",
+        config: { configurable: { reviewer: "ann" } },
+        metadata: { scenario_run: s.nonce, team: "red" },
+      }),
+    );
+    const aid = created.assistant_id;
+    await s.step("update", () =>
+      client.assistants.update(aid, {
+        config: { configurable: { reviewer: "bob" } },
+        metadata: { team: "blue" },
+      }),
+    );
+    await s.step("versions", () => client.assistants.getVersions(aid));
+    await s.step("versions by metadata", () =>
+      client.assistants.getVersions(aid, { metadata: { team: "red" } }),
+    );
+    await s.step("set latest 1", () => client.assistants.setLatest(aid, 1));
+    await s.step("get after set latest", () => client.assistants.get(aid));
+    await s.step("search by metadata", () =>
+      client.assistants.search({ metadata: { scenario_run: s.nonce } }),
+    );
+    await s.step("count by metadata", () => client.assistants.count({ metadata: { scenario_run: s.nonce } }));
+    await s.step("graph of created", () => client.assistants.getGraph(aid));
+    await s.step("run on created", async () => {
+      const thread = await client.threads.create();
+      return client.runs.wait(thread.thread_id, aid, { input: { request: "a shed" } });
+    });
+    await s.step("delete", () => client.assistants.delete(aid));
+    await s.step("get deleted", () => client.assistants.get(aid));
+  },
+};
+
+const schemas: Scenario = {
+  name: "schemas",
+  async run(s) {
+    const { client } = s;
+    for (const graph of ["chat", "research", "approval", "research_builder"]) {
+      const id = await systemAssistant(client, graph);
+      await s.step(`schemas ${graph}`, () => client.assistants.getSchemas(id));
+    }
+    const research = await systemAssistant(client, "research");
+    await s.step("subgraphs research", () => client.assistants.getSubgraphs(research));
+    await s.step("subgraphs research recurse", () =>
+      client.assistants.getSubgraphs(research, { recurse: true }),
+    );
+    await s.step("subgraphs research namespace", () =>
+      client.assistants.getSubgraphs(research, { namespace: "research" }),
+    );
+    const builder = await systemAssistant(client, "research_builder");
+    await s.step("subgraphs research_builder", () => client.assistants.getSubgraphs(builder));
+  },
+};
+
+const threads: Scenario = {
+  name: "threads",
+  async run(s) {
+    const { client } = s;
+    const thread = await s.must("create", () =>
+      client.threads.create({ metadata: { scenario_run: s.nonce, kind: "threads" } }),
+    );
+    const tid = thread.thread_id;
+    await s.step("get new", () => client.threads.get(tid));
+    await s.step("state of new", () => client.threads.getState(tid));
+    await s.step("history of new", () => client.threads.getHistory(tid));
+    await s.step("patch metadata", () => client.threads.update(tid, { metadata: { colour: "green" } }));
+    await s.step("first run", () => client.runs.wait(tid, "chat", { input: user("hi") }));
+    await s.step("second run", () => client.runs.wait(tid, "chat", { input: user("again") }));
+    await s.step("get after runs", () => client.threads.get(tid));
+    await s.step("search by metadata", () => client.threads.search({ metadata: { scenario_run: s.nonce } }));
+    await s.step("search by metadata and status", () =>
+      client.threads.search({ metadata: { scenario_run: s.nonce }, status: "idle" }),
+    );
+    await s.step("count by metadata", () => client.threads.count({ metadata: { scenario_run: s.nonce } }));
+    await s.step("state", () => client.threads.getState(tid));
+    const history = await s.must("history", () => client.threads.getHistory(tid));
+    await s.step("history limit 2", () => client.threads.getHistory(tid, { limit: 2 }));
+    await s.step("history by source", () =>
+      client.threads.getHistory(tid, { metadata: { source: "input" } }),
+    );
+    await s.step("history by step", () => client.threads.getHistory(tid, { metadata: { step: 1 } }));
+    await s.step("history by thread metadata", () =>
+      client.threads.getHistory(tid, { metadata: { scenario_run: s.nonce } }),
+    );
+    await s.step("history by graph_id", () =>
+      client.threads.getHistory(tid, { metadata: { graph_id: "chat" } }),
+    );
+    await s.step("history before", () =>
+      client.threads.getHistory(tid, { before: history[1].checkpoint as never, limit: 2 }),
+    );
+    await s.step("state at checkpoint", () =>
+      client.threads.getState(tid, history[2].checkpoint.checkpoint_id!),
+    );
+    const updated = await s.must("update state", () =>
+      client.threads.updateState(tid, { values: user("edited"), asNode: "agent" }),
+    );
+    await s.step("state after update", () => client.threads.getState(tid));
+    await s.step("state of update's checkpoint", () => client.threads.getState(tid, checkpointOf(updated)));
+    await s.step("update state without as_node", () =>
+      client.threads.updateState(tid, { values: { messages: [{ role: "ai", content: "by hand" }] } }),
+    );
+    await s.step("history after updates", () => client.threads.getHistory(tid, { limit: 3 }));
+    const copy = await s.must("copy", () => client.threads.copy(tid));
+    await s.step("state of copy", () => client.threads.getState(copy.thread_id));
+    await s.step("history of copy", () => client.threads.getHistory(copy.thread_id, { limit: 3 }));
+    await s.step("search copy by metadata", () =>
+      client.threads.search({ metadata: { scenario_run: s.nonce }, sortBy: "created_at", sortOrder: "asc" }),
+    );
+    await s.step("delete copy", () => client.threads.delete(copy.thread_id));
+    await s.step("get deleted copy", () => client.threads.get(copy.thread_id));
+  },
+};
+
+const streams: Scenario = {
+  name: "streams",
+  async run(s) {
+    const { client } = s;
+    const fresh = async () =>
+      (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const topic = { topic: "owls" };
+    await s.stream(
+      "values updates custom",
+      client.runs.stream(await fresh(), "research", {
+        input: topic,
+        streamMode: ["values", "updates", "custom"],
+        streamSubgraphs: true,
+      }),
+    );
+    await s.stream(
+      "updates without subgraphs",
+      client.runs.stream(await fresh(), "research", { input: topic, streamMode: "updates" }),
+    );
+    await s.stream(
+      "debug",
+      client.runs.stream(await fresh(), "research", {
+        input: topic,
+        streamMode: "debug",
+        streamSubgraphs: true,
+      }),
+    );
+    await s.stream(
+      "tasks checkpoints",
+      client.runs.stream(await fresh(), "research", {
+        input: topic,
+        streamMode: ["tasks", "checkpoints"],
+        streamSubgraphs: true,
+      }),
+    );
+    await s.stream(
+      "messages-tuple",
+      client.runs.stream(await fresh(), "chat", {
+        input: user("hi"),
+        streamMode: ["messages-tuple", "values"],
+      }),
+    );
+    await s.stream(
+      "agent messages-tuple updates",
+      client.runs.stream(await fresh(), "agent", {
+        input: user("remember that the sky is blue"),
+        streamMode: ["messages-tuple", "updates"],
+        streamSubgraphs: true,
+      }),
+    );
+    await s.stream(
+      "events",
+      client.runs.stream(await fresh(), "chat", { input: user("hi"), streamMode: "events" }),
+    );
+    await s.stream("default mode", client.runs.stream(await fresh(), "chat", { input: user("hi") }));
+  },
+};
+
+const interrupts: Scenario = {
+  name: "interrupts",
+  async run(s) {
+    const { client } = s;
+    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    await s.stream(
+      "run to interrupt",
+      client.runs.stream(tid, "approval", {
+        input: { request: "a fence" },
+        streamMode: ["values", "updates"],
+        config: { configurable: { reviewer: "ann" } },
+      }),
+    );
+    await s.step("thread interrupted", () => client.threads.get(tid));
+    await s.step("state at interrupt", () => client.threads.getState(tid));
+    await s.step("state at interrupt with subgraphs", () =>
+      client.threads.getState(tid, undefined, { subgraphs: true }),
+    );
+    await s.stream(
+      "resume",
+      client.runs.stream(tid, "approval", { command: { resume: "yes" }, streamMode: ["values", "updates"] }),
+    );
+    await s.step("state after resume", () => client.threads.getState(tid));
+    await s.step("thread after resume", () => client.threads.get(tid));
+    await s.step("runs oldest first", async () => byCreation(await client.runs.list(tid)));
+    await s.step("runs order", async () =>
+      (await client.runs.list(tid)).map((r) => kwargs(r).command ?? kwargs(r).input),
+    );
+
+    const other = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    await s.step("wait to interrupt", () =>
+      client.runs.wait(other, "approval", { input: { request: "a gate" } }),
+    );
+    await s.step("resume with input and command", () =>
+      client.runs.wait(other, "approval", { input: { request: "ignored" }, command: { resume: "fine" } }),
+    );
+    await s.step("state after input and command", () => client.threads.getState(other));
+    await s.step("resume with empty input and command", async () => {
+      const fourth = (await client.threads.create()).thread_id;
+      await client.runs.wait(fourth, "approval", { input: { request: "a door" } });
+      return client.runs.wait(fourth, "approval", { input: {}, command: { resume: "sure" } });
+    });
+    await s.step("command update and goto", async () => {
+      const third = (await client.threads.create()).thread_id;
+      await client.runs.wait(third, "approval", { input: { request: "a roof" } });
+      return client.runs.wait(third, "approval", { command: { update: { draft: "changed" }, resume: "ok" } });
+    });
+  },
+};
+
+const timeTravel: Scenario = {
+  name: "time-travel",
+  async run(s) {
+    const { client } = s;
+    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    await client.runs.wait(tid, "chat", { input: user("first") });
+    await client.runs.wait(tid, "chat", { input: user("second") });
+    const history = await s.must("history", () => client.threads.getHistory<Values>(tid));
+    const afterFirst = history.find(
+      (h) => (h.values.messages as unknown[] | undefined)?.length === 2 && h.next.length === 0,
+    )!;
+    const beforeAgent = history.find(
+      (h) => (h.values.messages as unknown[] | undefined)?.length === 1 && h.next.includes("agent"),
+    )!;
+    await s.step("fork with checkpoint_id", () =>
+      client.runs.wait(tid, "chat", {
+        input: user("instead"),
+        checkpointId: afterFirst.checkpoint.checkpoint_id!,
+      }),
+    );
+    await s.step("history after fork", () => client.threads.getHistory(tid, { limit: 4 }));
+    await s.step("replay from before a node", () =>
+      client.runs.wait(tid, "chat", { input: null, checkpoint: beforeAgent.checkpoint as never }),
+    );
+    await s.step("state after replay", () => client.threads.getState(tid));
+    const edited = await s.must("update state at a past checkpoint", () =>
+      client.threads.updateState(tid, {
+        values: user("rewritten"),
+        checkpointId: afterFirst.checkpoint.checkpoint_id!,
+      }),
+    );
+    await s.step("run from the edited checkpoint", () =>
+      client.runs.wait(tid, "chat", { input: null, checkpointId: checkpointOf(edited).checkpoint_id! }),
+    );
+    const state = await s.must("state after all", () => client.threads.getState<Values>(tid));
+    await s.step("parent chain", async () => {
+      const chain: string[] = [];
+      let at: ThreadState<Values> | undefined = state;
+      while (at?.parent_checkpoint) {
+        chain.push(`${at.metadata?.source}:${(at.values.messages as unknown[] | undefined)?.length ?? 0}`);
+        at = await client.threads.getState<Values>(tid, at.parent_checkpoint as Checkpoint);
+      }
+      return chain;
+    });
+  },
+};
+
+const store: Scenario = {
+  name: "store",
+  async run(s) {
+    const { client } = s;
+    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    await s.step("agent run", () =>
+      client.runs.wait(tid, "agent", { input: user("remember that the sky is blue") }),
+    );
+    await s.step("item the tool wrote", () => client.store.getItem(["facts", tid], "latest"));
+    const ns = ["notes", s.nonce];
+    await s.step("put k1", () => client.store.putItem(ns, "k1", { text: "first", n: 1 }));
+    await s.step("put k2", () => client.store.putItem(ns, "k2", { text: "second", n: 2 }));
+    await s.step("put nested", () => client.store.putItem([...ns, "inner"], "k3", { n: 3 }));
+    await s.step("get k1", () => client.store.getItem(ns, "k1"));
+    await s.step("get missing", () => client.store.getItem(ns, "nope"));
+    await s.step("search", () => client.store.searchItems(ns));
+    await s.step("search filter", () => client.store.searchItems(ns, { filter: { n: 2 } }));
+    await s.step("search limit offset", () => client.store.searchItems(ns, { limit: 1, offset: 1 }));
+    await s.step("namespaces", () => client.store.listNamespaces({ prefix: ns }));
+    await s.step("namespaces max depth", () => client.store.listNamespaces({ prefix: ns, maxDepth: 2 }));
+    await s.step("overwrite k1", () => client.store.putItem(ns, "k1", { text: "again", n: 10 }));
+    await s.step("get k1 again", () => client.store.getItem(ns, "k1"));
+    await s.step("delete k1", () => client.store.deleteItem(ns, "k1"));
+    await s.step("get deleted", () => client.store.getItem(ns, "k1"));
+    await s.step("search after delete", () => client.store.searchItems(ns));
+  },
+};
+
+const runs: Scenario = {
+  name: "runs",
+  async run(s) {
+    const { client } = s;
+    await s.step("stateless wait", () => client.runs.wait(null, "chat", { input: user("hi") }));
+    await s.stream(
+      "stateless stream",
+      client.runs.stream(null, "research", { input: { topic: "owls" }, streamMode: ["updates"] }),
+    );
+    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const run = await s.must("background create", () =>
+      client.runs.create(tid, "research", { input: { topic: "bees" }, metadata: { purpose: "background" } }),
+    );
+    await s.step("join", () => client.runs.join(tid, run.run_id));
+    await s.step("get", () => client.runs.get(tid, run.run_id));
+    await s.step("list", () => client.runs.list(tid));
+    await s.step("list after a second run", async () => {
+      await client.runs.wait(tid, "research", { input: { topic: "wasps" } });
+      return (await client.runs.list(tid)).map((r) => kwargs(r).input);
+    });
+    await s.step("thread after", () => client.threads.get(tid));
+    await s.step("history by run metadata", () =>
+      client.threads.getHistory(tid, { metadata: { purpose: "background" } }),
+    );
+    await s.step("history by assistant_id", async () =>
+      client.threads.getHistory(tid, {
+        metadata: { assistant_id: await systemAssistant(client, "research") },
+      }),
+    );
+    await s.step("second run's record", async () => {
+      const created = await client.runs.create(tid, "research", {
+        input: { topic: "ants" },
+        metadata: { purpose: "second" },
+        config: { configurable: { extra: "x" }, tags: ["t1"] },
+      });
+      await client.runs.join(tid, created.run_id);
+      return client.runs.get(tid, created.run_id);
+    });
+    await s.step("state metadata of second", async () => (await client.threads.getState(tid)).metadata);
+  },
+};
+
+const errors: Scenario = {
+  name: "errors",
+  async run(s) {
+    const { client } = s;
+    const missing = "00000000-0000-4000-8000-000000000000";
+    await s.step("unknown thread", () => client.threads.get(missing));
+    await s.step("unknown assistant", () => client.assistants.get(missing));
+    await s.step("run on unknown assistant", async () => {
+      const thread = await client.threads.create();
+      return client.runs.wait(thread.thread_id, "nope", { input: {} });
+    });
+    await s.step("state of unknown thread", () => client.threads.getState(missing));
+  },
+};
+
+export const SCENARIOS: readonly Scenario[] = [
+  assistants,
+  schemas,
+  threads,
+  streams,
+  interrupts,
+  timeTravel,
+  store,
+  runs,
+  errors,
+];
