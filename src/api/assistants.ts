@@ -2,7 +2,7 @@
 import { randomUUID } from "node:crypto";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
-import { drawableGraph, GraphSchemas } from "../graphs/introspect.js";
+import { drawableGraph, schemasOf } from "../graphs/introspect.js";
 import type { Assistant } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
@@ -13,7 +13,7 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { storage, graphs, guard } = ctx;
   const load = (req: FastifyRequest, id: string, event = "assistants:read"): Promise<Assistant> =>
     guard.assistant(req, id, event);
-  const schemas = new GraphSchemas(graphs, graphs.log);
+  const schemas = schemasOf(graphs);
   const graphFor = async (a: Assistant) => {
     if (!graphs.has(a.graph_id)) throw notFound(`Graph "${a.graph_id}" is not loaded`);
     return graphs.get(a.graph_id, { configurable: { ...((a.config.configurable as object) ?? {}) } });
@@ -87,7 +87,8 @@ export function assistantRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
             if (threads.length < 1000) break;
           }
         }
-        return reply.status(200).send({});
+        // The ids of the assistants deleted, as the official server answers.
+        return reply.status(200).send([a.assistant_id]);
       },
     );
 

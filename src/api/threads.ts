@@ -124,7 +124,8 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       // The copy is the caller's: what the create handler adds to metadata (an owner) goes onto it.
       const value = { thread_id: newId, metadata: {} as Record<string, unknown> };
       await guard.filter(req, "threads:create", value);
-      const owner = { ...(value.metadata as Json), ...guard.owner(req) };
+      // Its metadata names its own id as `thread_id`, as the official copy's does.
+      const owner = { ...(value.metadata as Json), thread_id: newId, ...guard.owner(req) };
       const t = await storage.threads.copy(req.params.thread_id, newId, owner);
       if (!t) throw notFound(`Thread "${req.params.thread_id}" not found`);
       return threadOut(t);

@@ -130,7 +130,7 @@ function newRun(
   const runId = randomUUID();
   const threadId = thread?.thread_id ?? null;
   const metadata = runMetadata(assistant, thread, body);
-  const kwargs = buildKwargs(body, assistant, runId, threadId, metadata);
+  const kwargs = buildKwargs(body, assistant, runId, thread, metadata);
   const input: RunInput = {
     run_id: runId,
     thread_id: threadId,

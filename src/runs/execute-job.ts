@@ -5,7 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Logger } from "../lib/logger.js";
 import type { Assistant, Json, Run, Storage, ThreadStateUpdate, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
-import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
+import { executeRun, runConfigMetadata, type RunKwargs, type RunOutcome } from "./executor.js";
 import { toPlain } from "../lib/serde.js";
 import { isConnectionLost } from "../lib/errors.js";
 import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
@@ -144,7 +144,13 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     : await graphs.get(assistant.graph_id, kwargs.config);
   const outcome = await executeRun(
     graph,
-    { ...kwargs, metadata: { ...kwargs.metadata, ...serverMetadata(graphs, attempt, deps.apiUrl) } },
+    {
+      ...kwargs,
+      config: {
+        ...kwargs.config,
+        metadata: { ...runConfigMetadata(kwargs), ...serverMetadata(graphs, attempt, deps.apiUrl) },
+      },
+    },
     run.run_id,
     job.signal,
     publish,

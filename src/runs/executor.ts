@@ -22,7 +22,8 @@ export interface RunKwargs {
     [k: string]: unknown;
   };
   context?: Record<string, unknown>;
-  metadata: Record<string, unknown>;
+  /** The run's metadata in records written before it moved to `config.metadata` (read by recovered runs). */
+  metadata?: Record<string, unknown>;
   stream_mode: string[];
   subgraphs: boolean;
   interrupt_before?: "*" | string[] | null;
@@ -47,6 +48,10 @@ function toGoto(goto: unknown): unknown {
   return Array.isArray(goto) ? goto.map(one) : one(goto);
 }
 
+/** The run's metadata: `config.metadata`, as the official run record keeps it (or where older records kept it). */
+export const runConfigMetadata = (kwargs: RunKwargs): Record<string, unknown> =>
+  (kwargs.config.metadata as Record<string, unknown> | undefined) ?? kwargs.metadata ?? {};
+
 function toInput(kwargs: RunKwargs): unknown {
   if (kwargs.command) {
     const { update, resume, goto } = kwargs.command;
@@ -59,13 +64,16 @@ function toInput(kwargs: RunKwargs): unknown {
   return kwargs.input ?? null;
 }
 
-/** Drops internal `__pregel_*` keys and callbacks from a config before it goes on the wire. */
+/**
+ * Drops internal `__pregel_*` keys, callbacks and the run name (a subgraph's config carries it) from a config
+ * before it goes on the wire, as the official server sends it.
+ */
 function publicConfig(config: any): unknown {
   if (!config?.configurable) return config ?? null;
   const configurable = Object.fromEntries(
     Object.entries(config.configurable).filter(([k]) => !k.startsWith("__")),
   );
-  const { callbacks: _callbacks, ...rest } = config;
+  const { callbacks: _callbacks, run_name: _runName, ...rest } = config;
   return { ...rest, configurable };
 }
 
@@ -81,7 +89,8 @@ function checkpointPayload(p: any): any {
   return {
     ...rest,
     config: publicConfig(p.config),
-    parent_config: publicConfig(parentConfig),
+    // A first checkpoint has no parent: the key is left out, as officially.
+    ...(parentConfig ? { parent_config: publicConfig(parentConfig) } : {}),
     checkpoint: configToCheckpoint(p.config),
     parent_checkpoint: configToCheckpoint(parentConfig),
     tasks: (p.tasks ?? []).map(taskPayload),
@@ -107,7 +116,7 @@ export async function executeRun(
   const sub = kwargs.subgraphs;
   const options: Record<string, unknown> = {
     configurable: kwargs.config.configurable,
-    metadata: kwargs.metadata,
+    metadata: runConfigMetadata(kwargs),
     tags: kwargs.config.tags,
     recursionLimit: kwargs.config.recursion_limit,
     context: kwargs.context,

@@ -26,26 +26,49 @@ export function runMetadata(
   };
 }
 
+/** A config's `configurable` without the keys that name a user (langgraph_auth_*). */
+function withoutUser(config: Json | undefined): Json {
+  const configurable = { ...(isObject(config?.configurable) ? config.configurable : {}) };
+  for (const k of AUTH_KEYS) delete configurable[k];
+  return configurable;
+}
+
+/** Keys of a configurable that place a run (which checkpoint, which run): never carried over from a thread. */
+const POSITION_KEYS = ["checkpoint_id", "checkpoint_ns", "checkpoint_map", "thread_id", "run_id"];
+function withoutPosition(configurable: Json): Json {
+  for (const k of POSITION_KEYS) delete configurable[k];
+  return configurable;
+}
+
+/**
+ * A run's execution arguments, recorded as its `kwargs`. Its configurable is, as on the official server, the
+ * assistant's, then the thread's (what earlier runs on it were given: a resume keeps the first run's keys), then
+ * the request's, then the run's identifiers; its `config.metadata` is the run's metadata (runMetadata).
+ */
 export function buildKwargs(
   body: RunCreateStatefulT | RunCreateStatelessT,
   assistant: Assistant,
   runId: string,
-  threadId: string | null,
+  thread: Thread | null,
   metadata: Json,
 ): RunKwargs {
   const aConfig = assistant.config as Json;
   const bConfig = (body.config ?? {}) as Json;
+  const threadId = thread?.thread_id ?? null;
   // Who runs the graph (langgraph_auth_*) comes only from the request's config, where the API wrote the
-  // authenticated user over whatever the client sent; an assistant's config cannot name a user.
-  const assistantConfigurable = { ...(isObject(aConfig.configurable) ? aConfig.configurable : {}) };
-  for (const k of AUTH_KEYS) delete assistantConfigurable[k];
+  // authenticated user over whatever the client sent; an assistant's or a thread's config cannot name a user.
   const configurable: Json = {
-    ...assistantConfigurable,
+    ...withoutUser(aConfig),
+    ...withoutPosition(withoutUser(thread?.config as Json | undefined)),
     ...(isObject(bConfig.configurable) ? bConfig.configurable : {}),
     run_id: runId,
     graph_id: assistant.graph_id,
     assistant_id: assistant.assistant_id,
   };
+  // The user a run is for, as the official server names it: the request's or an earlier layer's, else the caller.
+  if (configurable.user_id === undefined && configurable.langgraph_auth_user_id !== undefined) {
+    configurable.user_id = configurable.langgraph_auth_user_id;
+  }
   if (threadId) configurable.thread_id = threadId;
   if ("checkpoint" in body && body.checkpoint) {
     for (const [k, v] of Object.entries(body.checkpoint))
@@ -59,9 +82,8 @@ export function buildKwargs(
   return {
     input: body.input,
     command: body.command ?? null,
-    config: { ...aConfig, ...bConfig, configurable, tags, recursion_limit: recursion },
+    config: { ...aConfig, ...bConfig, configurable, tags, recursion_limit: recursion, metadata },
     context: Object.keys(context).length ? context : undefined,
-    metadata,
     stream_mode: [...new Set(modes)],
     subgraphs: body.stream_subgraphs,
     interrupt_before: body.interrupt_before,

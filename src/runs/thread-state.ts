@@ -154,9 +154,12 @@ export class ThreadStateService {
       ...(body.checkpoint ?? {}),
       ...(body.checkpoint_id ? { checkpoint_id: body.checkpoint_id } : {}),
     };
-    // The checkpointer records run metadata given with the config: the writes of the update.
+    // The checkpointer records run metadata given with the config: the writes of the update; and, as on the
+    // official server, the thread's graph (copied from configurable).
+    const base = this.config(threadId, sel);
     const config = {
-      ...this.config(threadId, sel),
+      ...base,
+      configurable: { ...base.configurable, graph_id: thread.metadata.graph_id },
       ...(body.as_node ? { metadata: { writes: { [body.as_node]: body.values ?? null } } } : {}),
     };
     let next;
@@ -166,7 +169,11 @@ export class ThreadStateService {
       throw invalidInput(`values: ${(e as Error).message}`, "values");
     }
     await this.refresh(threadId, graph);
-    return { checkpoint: configToCheckpoint(next) };
+    // As the official answer: the new checkpoint's thread, namespace and id (its map only when it has one).
+    const checkpoint = configToCheckpoint(next);
+    if (checkpoint && checkpoint.checkpoint_map === null)
+      delete (checkpoint as { checkpoint_map?: unknown }).checkpoint_map;
+    return { checkpoint };
   }
 
   /** Stores the thread's latest values and its status (given, or derived) after its checkpoints changed. */

@@ -193,28 +193,6 @@ export const ACCEPTED: readonly Accepted[] = [
 ];
 
 export const PENDING: readonly Pending[] = [
-  // (a) a run's config.metadata.
-  {
-    scenario: "*",
-    path: "**/kwargs/config/metadata",
-    only: "official",
-    issue: "a",
-    why: "the run record keeps the merged metadata in `kwargs.metadata`, the official one in `kwargs.config.metadata`",
-  },
-  {
-    scenario: "*",
-    path: "**/kwargs/metadata",
-    only: "hangar",
-    issue: "a",
-    why: "the run record keeps the merged metadata in `kwargs.metadata`, the official one in `kwargs.config.metadata`",
-  },
-  {
-    scenario: "auth threads",
-    path: "**/metadata/{langgraph_auth_user,langgraph_auth_permissions,user_id}",
-    only: "official",
-    issue: "a",
-    why: "checkpoints of a run under custom auth lack `langgraph_auth_user`, `langgraph_auth_permissions` and `user_id` in their metadata",
-  },
   // (d) schemas.
   {
     scenario: "schemas",
@@ -223,12 +201,6 @@ export const PENDING: readonly Pending[] = [
     why: "message definitions (BaseMessage and the content blocks it references) differ",
   },
   // r1..: found by this harness, reported.
-  {
-    scenario: "assistants",
-    path: "delete",
-    issue: "r1",
-    why: "deleting an assistant answers `{}`; the dev server answers the list of deleted ids",
-  },
   {
     scenario: "assistants",
     path: "run on created/*",
@@ -266,36 +238,6 @@ export const PENDING: readonly Pending[] = [
   },
   {
     scenario: "*",
-    path: "**/metadata/graph_id",
-    only: "official",
-    issue: "r5",
-    why: "checkpoints written by updateState have no `graph_id` in their metadata",
-  },
-  {
-    scenario: "*",
-    path: "**/checkpoint/checkpoint_map",
-    only: "hangar",
-    value: null,
-    issue: "r6",
-    why: "updateState answers `checkpoint_map: null` in its checkpoint, which the official answer leaves out",
-  },
-  {
-    scenario: "streams",
-    path: "debug/*/data/payload/parent_config",
-    only: "hangar",
-    value: null,
-    issue: "r6",
-    why: "`debug` checkpoint events of a first checkpoint carry `parent_config: null`, which the official ones leave out",
-  },
-  {
-    scenario: "streams",
-    path: "debug/*/data/payload/{config,parent_config}/run_name",
-    only: "hangar",
-    issue: "r7",
-    why: "subgraph checkpoints in `debug` events carry the config's `run_name`",
-  },
-  {
-    scenario: "*",
     path: "**/kwargs/{command,context,durability,resumable,stream_resumable,temporary,webhook}",
     issue: "r8",
     why: "run records' `kwargs` differ in shape: `stream_resumable` for `resumable`, no `temporary` or `context`, nulls for `command` and `webhook`",
@@ -306,13 +248,6 @@ export const PENDING: readonly Pending[] = [
     only: "hangar",
     issue: "r8",
     why: "run records' `kwargs.config` has `tags: []`, which the official leaves out",
-  },
-  {
-    scenario: "interrupts",
-    path: "**/{configurable,metadata}/reviewer",
-    only: "official",
-    issue: "r9",
-    why: "a run on a thread does not get the configurable of the thread's earlier run (the official resume run has the first run's `reviewer`)",
   },
   ...["history after fork/*/metadata/checkpoint_id", "state after replay/metadata/checkpoint_id"].map(
     (path): Pending => ({
