@@ -36,7 +36,7 @@ function serverMetadata(graphs: GraphRegistry, attempt: number, apiUrl: string |
 
 export interface RunResult extends RunOutcome {
   /**
-   * Final output for /wait: the last values, with `__interrupt__` when the run stopped at an interrupt.
+   * Final output for /wait: the last values, or `{__interrupt__}` when the run stopped at an interrupt.
    * Graph values (messages are class instances): serialize with `toJson`.
    */
   output: unknown;
@@ -185,7 +185,8 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     if (!outcome.error) throw e;
   }
   if (state && !outcome.error && state.interrupts.length) {
-    output = { ...(state.values as Json), __interrupt__: state.interrupts };
+    // As the official server answers: the interrupts only (the values are in the thread's state).
+    output = { __interrupt__: state.interrupts };
   }
   // A cancelled run leaves its thread idle (its completed steps stay, unless rolled back).
   const status =

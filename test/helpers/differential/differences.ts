@@ -201,20 +201,6 @@ export const PENDING: readonly Pending[] = [
     why: "message definitions (BaseMessage and the content blocks it references) differ",
   },
   // r1..: found by this harness, reported.
-  {
-    scenario: "assistants",
-    path: "run on created/*",
-    only: "hangar",
-    issue: "r2",
-    why: "/runs/wait of a run stopped at an interrupt returns the values beside `__interrupt__`; the dev server returns only `__interrupt__`",
-  },
-  {
-    scenario: "interrupts",
-    path: "wait to interrupt/*",
-    only: "hangar",
-    issue: "r2",
-    why: "/runs/wait of a run stopped at an interrupt returns the values beside `__interrupt__`; the dev server returns only `__interrupt__`",
-  },
   ...["threads/copy/**", "threads/search copy by metadata/*/**", "auth threads/alice copies hers/**"].map(
     (at): Pending => ({
       scenario: at.startsWith("auth") ? "auth threads" : "threads",
