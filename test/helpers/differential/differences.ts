@@ -190,6 +190,14 @@ export const ACCEPTED: readonly Accepted[] = [
     reason: "production-server",
     why: "store search lists items by `updated_at`, newest first, as LangGraph's PostgreSQL store orders them; the dev server lists them in insertion order",
   },
+  ...["history after fork/*/metadata/checkpoint_id", "state after replay/metadata/checkpoint_id"].map(
+    (path): Accepted => ({
+      scenario: "time-travel",
+      path,
+      reason: "production-server",
+      why: "state and history metadata carry the checkpoint's own `checkpoint_id`, as the Agent Server API describes thread state metadata; the dev server records there the checkpoint a run started from, and nothing otherwise",
+    }),
+  ),
 ];
 
 export const PENDING: readonly Pending[] = [
@@ -235,14 +243,6 @@ export const PENDING: readonly Pending[] = [
     issue: "r8",
     why: "run records' `kwargs.config` has `tags: []`, which the official leaves out",
   },
-  ...["history after fork/*/metadata/checkpoint_id", "state after replay/metadata/checkpoint_id"].map(
-    (path): Pending => ({
-      scenario: "time-travel",
-      path,
-      issue: "r11",
-      why: "checkpoint metadata's `checkpoint_id` is the checkpoint's own id; the official records there the checkpoint a run started from (copied from its configurable), and nothing otherwise",
-    }),
-  ),
   {
     scenario: "time-travel",
     path: "state after replay/metadata/{checkpoint_map,checkpoint_ns}",
