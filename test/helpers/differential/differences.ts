@@ -214,14 +214,14 @@ export const PENDING: readonly Pending[] = [
       scenario: at.startsWith("auth") ? "auth threads" : "threads",
       path: at.slice(at.indexOf("/") + 1),
       issue: "r3",
-      why: "a copy has no `metadata.thread_id` (its own id, as the official copy sets it), and keeps the source's values and config",
+      why: "a copy keeps the source's values, status and config (its configurable: user-agent, langgraph_auth_*); the official copy has `config: {}` and no values of its own",
     }),
   ),
   {
     scenario: "auth threads",
     path: "alice searches again/1/**",
     issue: "r3",
-    why: "a copy (the second thread found) has no `metadata.thread_id` and keeps the source's values and config",
+    why: "a copy (the second thread found) keeps the source's values, status and config",
   },
   {
     scenario: "*",
