@@ -1,5 +1,7 @@
 // Composes an Agent Server: project config, storage (embedded SQLite, or PostgreSQL + Redis for scale-out),
 // graphs, run manager, HTTP app; listens.
+import { createHash } from "node:crypto";
+import { homedir } from "node:os";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
 import { buildApp } from "./api/app.js";
@@ -11,6 +13,7 @@ import { applyEnv, assistantDefaultsFromEnv, loadProjectConfig } from "./lib/set
 import type { CheckpointerConfig } from "./lib/settings/sections.js";
 import { loadSettings, type Env, type Settings } from "./lib/settings.js";
 import { ensureSystemAssistants } from "./graphs/assistants.js";
+import { schemasOf } from "./graphs/introspect.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
@@ -59,6 +62,11 @@ export interface ServerOptions {
   nJobsPerWorker?: number;
   /** Serve the web console at /console (default: the HANGAR_CONSOLE setting). */
   console?: boolean;
+  /**
+   * Extract the graphs' schemas from their types in the background once listening, and keep them in a cache file
+   * (the CLI's dev and serve do; default: on the first request that needs them, uncached).
+   */
+  warmSchemas?: boolean;
   /** Where the server logs; default the process's logger (`rootLogger()`). */
   logger?: Logger;
   /**
@@ -368,6 +376,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         throw new StartupError(`no permission to listen on ${opts.host}:${opts.port}`);
       throw e;
     }
+    if (opts.warmSchemas && backend.api) schemasOf(graphs).warm(schemaCacheFile(opts, dataDir));
     const recovered = await backend.start();
     const crons = new CronScheduler(storage, runs, log);
     const sweeper = new ThreadSweeper(storage, broker, (id) => runs.isBusy(id), log);
@@ -400,6 +409,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         // Stop accepting connections; let runs finish (or hand them back), then end what is still open
         // (streams: their clients reconnect to another replica with Last-Event-ID).
         const closing = running.app.close();
+        await schemasOf(graphs).close();
         await backend.drain();
         running.app.server.closeAllConnections();
         await closing;
@@ -409,11 +419,22 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     };
   } catch (e) {
     await app?.close().catch(() => {});
+    await schemasOf(graphs).close();
     await backend.drain().catch(() => {});
     await broker.close().catch(() => {});
     await storage.close().catch(() => {});
     throw e;
   }
+}
+
+/**
+ * The schema cache: in the data directory on the embedded backend; on the scale-out backend (no data directory) in
+ * the user's cache directory, one file per project (by the path of its langgraph.json).
+ */
+function schemaCacheFile(opts: ServerOptions, dataDir: string): string {
+  if (!opts.cluster) return join(dataDir, "schemas-cache.json");
+  const project = createHash("sha256").update(opts.configPath).digest("hex").slice(0, 16);
+  return join(homedir(), ".cache", "hangar", `schemas-${project}.json`);
 }
 
 /**

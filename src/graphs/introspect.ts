@@ -1,16 +1,31 @@
-// Graph introspection for the assistants API: drawable graph JSON, and the JSON schemas of graphs and
-// subgraphs as the official server computes them (runtime zod/StateSchema first, then TypeScript types).
+// Graph introspection for the assistants API: drawable graph JSON, and the JSON schemas of graphs and subgraphs
+// exactly as the official server computes them: runtime zod/StateSchema first, then the graph's TypeScript types
+// through the official extraction (@langchain/langgraph-api's parser), run ahead in worker threads and cached.
+import { availableParallelism } from "node:os";
 import type { AnyGraph } from "./registry.js";
+import { SchemaCache } from "./schema/cache.js";
 import { runtimeSchemas } from "./schema/runtime.js";
-import type { GraphSchema, JsonSchema, StaticGraphSchemas } from "./schema/types.js";
-import { extractInWorker } from "./schema/worker.js";
+import type { GraphSchema, JsonSchema } from "./schema/types.js";
+import {
+  extractInWorker,
+  PARSER,
+  type Extraction,
+  type StaticSchemas,
+  type StaticSpec,
+} from "./schema/worker.js";
 import { rootLogger, type Logger } from "../lib/logger.js";
+import { VERSION } from "../lib/version.js";
 
 /** Nodes and edges as the official API returns them. */
 export async function drawableGraph(graph: AnyGraph, xray?: boolean | number): Promise<unknown> {
   const drawable = await graph.getGraphAsync((xray !== undefined ? { xray } : {}) as any);
   return drawable.toJSON();
 }
+
+/** Bound of one graph's extraction (a type check of its file and of what it imports). */
+const TIMEOUT_MS = 300_000;
+/** Extractions at once: each is one worker thread busy with the compiler. */
+const WORKERS = Math.max(1, Math.min(4, availableParallelism()));
 
 const isPublicChannel = (name: string) => !name.startsWith("__") && !name.includes(":");
 
@@ -19,13 +34,15 @@ function channelsSchema(title: string, channels: string | string[] | undefined):
   return { title, type: "object", properties: Object.fromEntries(names.map((n) => [n, {}])) };
 }
 
-/** What is known without types: the channel names of the graph (when nothing better can be found). */
-function channelSchemas(graph: AnyGraph, name: string): Required<GraphSchema> {
+/** What is known without types: the graph's channel names (when its types could not be extracted at all). */
+function channelSchemas(graph: AnyGraph, name: string): GraphSchema {
   const g = graph as any;
+  // A StateGraph's input and output channel names are its builder's input and output definitions' keys.
+  const keys = (def: unknown) => (def && typeof def === "object" ? Object.keys(def) : undefined);
   return {
-    input: channelsSchema(`${name}_input`, g.inputChannels),
-    output: channelsSchema(`${name}_output`, g.outputChannels),
     state: channelsSchema(`${name}_state`, Object.keys(g.channels ?? {})),
+    input: channelsSchema(`${name}_input`, keys(g.builder?._inputDefinition) ?? g.inputChannels),
+    output: channelsSchema(`${name}_output`, keys(g.builder?._outputDefinition) ?? g.outputChannels),
     config: { title: `${name}_config`, type: "object", properties: {} },
   };
 }
@@ -41,51 +58,170 @@ function toResponse(s: GraphSchema): Record<string, unknown> {
   };
 }
 
-/** Where a graph comes from: its module and export. */
-export interface GraphSource {
-  file: string;
-  exportName: string | undefined;
+/** The exported graph's name among the extracted ones (the others are `name|node|...`). */
+const rootOf = (s: StaticSchemas) => Object.keys(s).find((k) => !k.includes("|"));
+
+/** What GraphSchemas needs of the registry. */
+export interface SchemaGraphs {
+  ids(): string[];
+  source(graphId: string): { file: string; exportName: string | undefined } | undefined;
+  get(graphId: string): Promise<AnyGraph>;
+}
+
+interface Job {
+  graphId: string;
+  resolve: (s: StaticSchemas | undefined) => void;
+  /** A request waits for it. */
+  urgent?: boolean;
 }
 
 /**
- * Schemas of the project's graphs. TypeScript types are extracted lazily, on the first request that needs
- * them, for every graph of the project at once (one compiler program, in a worker thread), and kept; a
- * failed extraction is logged once and answered with the channel names.
+ * Schemas of the project's graphs. A graph's types are extracted once (in a worker thread of its own, a few at a
+ * time), on the first request that needs them or ahead of it (`warm`), and kept, also in a cache file across
+ * restarts; a request for a graph in the queue moves it ahead of the background's. A failed extraction is logged
+ * and answered with the channel names (where the official server answers 500).
  */
 export class GraphSchemas {
-  private extracted?: Promise<Map<string, StaticGraphSchemas>>;
+  private statics = new Map<string, Promise<StaticSchemas | undefined>>();
+  private queue: Job[] = [];
+  private running = new Set<Extraction>();
+  private cache?: SchemaCache;
+  private cacheLoaded: Promise<void> = Promise.resolve();
+  /** The graphs whose extracted schemas came from the cache file. */
+  private cached = new Set<string>();
+  private warming = false;
+  private closed = false;
 
   constructor(
-    private graphs: { ids(): string[]; source(graphId: string): GraphSource | undefined },
+    private graphs: SchemaGraphs,
     private log: Logger = rootLogger(),
   ) {}
 
-  private async extractAll(): Promise<Map<string, StaticGraphSchemas>> {
-    const out = new Map<string, StaticGraphSchemas>();
-    const ids = this.graphs.ids().flatMap((id) => {
-      const src = this.graphs.source(id);
-      return src ? [[id, src] as const] : [];
-    });
-    try {
-      const results = await extractInWorker(ids.map(([, src]) => src));
-      results.forEach((r, i) => {
-        if ("ok" in r) out.set(ids[i][0], r.ok);
-        else
-          this.log.warn(
-            `schemas of graph "${ids[i][0]}": types not extracted (${r.error}); answering channel names`,
-          );
-      });
-    } catch (e) {
-      this.log.warn(
-        `schemas: TypeScript extraction failed (${(e as Error)?.message ?? String(e)}); answering channel names`,
-      );
-    }
-    return out;
+  private spec(graphId: string): StaticSpec | undefined {
+    const src = this.graphs.source(graphId);
+    return src && { sourceFile: src.file, exportSymbol: src.exportName ?? "default" };
   }
 
-  private async fromTypes(graphId: string): Promise<StaticGraphSchemas | undefined> {
-    this.extracted ??= this.extractAll();
-    return (await this.extracted).get(graphId);
+  /**
+   * Starts extracting, in the background, the types of every graph whose schemas (or a subgraph's) its runtime
+   * schemas do not give; with `cacheFile`, what it holds for unchanged sources is used first, and what is
+   * extracted is written to it. Returns at once.
+   */
+  warm(cacheFile?: string): void {
+    if (this.warming || this.closed) return;
+    this.warming = true;
+    if (cacheFile) {
+      this.cache = new SchemaCache(cacheFile, { ...PARSER.versions, hangar: VERSION });
+      this.cacheLoaded = this.loadCache(this.cache);
+    }
+    void this.prefetch();
+  }
+
+  private async loadCache(cache: SchemaCache): Promise<void> {
+    const specs = new Map<string, StaticSpec>();
+    for (const id of this.graphs.ids()) {
+      const spec = this.spec(id);
+      if (spec) specs.set(id, spec);
+    }
+    const t0 = performance.now();
+    const valid = await cache.load(specs).catch(() => new Map<string, StaticSchemas>());
+    for (const [id, schemas] of valid) {
+      this.cached.add(id);
+      const queued = this.queue.findIndex((j) => j.graphId === id);
+      if (queued >= 0) this.queue.splice(queued, 1)[0].resolve(schemas);
+      else this.statics.set(id, Promise.resolve(schemas));
+    }
+    const ms = Math.round(performance.now() - t0);
+    this.log.debug(`schemas: ${valid.size} of ${specs.size} graphs from ${cache.file} (checked in ${ms} ms)`);
+  }
+
+  private async prefetch(): Promise<void> {
+    await this.cacheLoaded;
+    const queued: string[] = [];
+    for (const id of this.graphs.ids()) {
+      if (this.closed) return;
+      if (this.cached.has(id) || (await this.coveredAtRuntime(id))) continue;
+      queued.push(id);
+      void this.staticFor(id, false);
+    }
+    this.log.debug(`schemas: types to extract in the background: ${queued.join(", ") || "none"}`);
+  }
+
+  /** Whether the runtime schemas of a graph and of all its subgraphs answer every schema request for it. */
+  private async coveredAtRuntime(graphId: string): Promise<boolean> {
+    try {
+      const graph = await this.graphs.get(graphId);
+      if (!this.runtime(graph, graphId)) return false;
+      for await (const [, sub] of graph.getSubgraphsAsync(undefined, true)) {
+        if (!this.runtime(sub as AnyGraph, graphId)) return false;
+      }
+      return true;
+    } catch {
+      return false;
+    }
+  }
+
+  /** The extracted schemas of a graph: cached, under way, or queued now (ahead of the background's for a request). */
+  private staticFor(graphId: string, urgent: boolean): Promise<StaticSchemas | undefined> {
+    const known = this.statics.get(graphId);
+    if (known) {
+      const at = this.queue.findIndex((j) => j.graphId === graphId);
+      if (urgent && at >= 0 && !this.queue[at].urgent) this.enqueue(this.queue.splice(at, 1)[0], true);
+      return known;
+    }
+    const promise = new Promise<StaticSchemas | undefined>((resolve) =>
+      this.enqueue({ graphId, resolve }, urgent),
+    );
+    this.statics.set(graphId, promise);
+    void this.pump();
+    return promise;
+  }
+
+  /** Requested graphs come first, in the order asked; then the background's, in the project's order. */
+  private enqueue(job: Job, urgent: boolean): void {
+    job.urgent = urgent;
+    if (!urgent) this.queue.push(job);
+    else {
+      const firstBackground = this.queue.findIndex((j) => !j.urgent);
+      this.queue.splice(firstBackground < 0 ? this.queue.length : firstBackground, 0, job);
+    }
+  }
+
+  private async pump(): Promise<void> {
+    await this.cacheLoaded;
+    while (!this.closed && this.running.size < WORKERS && this.queue.length)
+      void this.extract(this.queue.shift()!);
+  }
+
+  private async extract(job: Job): Promise<void> {
+    const spec = this.spec(job.graphId);
+    if (!spec) return job.resolve(undefined);
+    const t0 = performance.now();
+    const extraction = extractInWorker(spec, TIMEOUT_MS);
+    this.running.add(extraction);
+    try {
+      const { extracted, output } = await extraction.done;
+      for (const line of output) this.log.debug(`schemas of graph "${job.graphId}": ${line.text.trim()}`);
+      const s = ((performance.now() - t0) / 1000).toFixed(1);
+      this.log.debug(`schemas of graph "${job.graphId}" extracted from its types in ${s} s`);
+      job.resolve(extracted.result);
+      if (this.cache) {
+        this.cache.record(job.graphId, spec, extracted);
+        await this.cache
+          .save()
+          .catch((e: Error) => this.log.debug(`schemas: cache not written: ${e.message}`));
+      }
+    } catch (e) {
+      if (!this.closed) {
+        this.log.warn(
+          `schemas of graph "${job.graphId}": types not extracted (${(e as Error).message}); answering its channel names`,
+        );
+      }
+      job.resolve(undefined);
+    } finally {
+      this.running.delete(extraction);
+      void this.pump();
+    }
   }
 
   private runtime(graph: AnyGraph, graphId: string): GraphSchema | undefined {
@@ -102,38 +238,52 @@ export class GraphSchemas {
   /** GET /assistants/{id}/schemas without graph_id. */
   async graph(graphId: string, graph: AnyGraph): Promise<Record<string, unknown>> {
     const runtime = this.runtime(graph, graphId);
-    if (runtime)
-      return toResponse({ ...runtime, state: runtime.state ?? channelSchemas(graph, graphId).state });
-    const typed = await this.fromTypes(graphId);
-    const fallback = channelSchemas(graph, graphId);
-    if (!typed) return toResponse(fallback);
-    return toResponse({ ...typed.root, state: typed.root.state ?? fallback.state });
+    if (runtime) return toResponse(runtime);
+    const typed = await this.staticFor(graphId, true);
+    const root = typed && rootOf(typed);
+    return toResponse(root ? typed[root] : channelSchemas(graph, graphId));
   }
 
-  /** GET /assistants/{id}/subgraphs[/{namespace}]: namespace ("child|grandchild") -> schemas. */
+  /** GET /assistants/{id}/subgraphs[/{namespace}]: namespace ("child|grandchild") -> {state, input, output, config}. */
   async subgraphs(
     graphId: string,
     graph: AnyGraph,
     namespace: string | undefined,
     recurse: boolean | undefined,
-  ): Promise<Record<string, unknown>> {
-    const out: Record<string, unknown> = {};
+  ): Promise<Record<string, GraphSchema>> {
+    const out: Record<string, GraphSchema> = {};
+    let typed: Promise<StaticSchemas | undefined> | undefined;
     for await (const [ns, sub] of graph.getSubgraphsAsync(namespace, recurse ?? false)) {
       const subgraph = sub as AnyGraph;
       let schema = this.runtime(subgraph, graphId);
-      if (!schema) schema = (await this.fromTypes(graphId))?.subgraphs[ns];
-      const fallback = channelSchemas(subgraph, ns);
-      out[ns] = toResponse(
-        schema
-          ? {
-              ...schema,
-              state: schema.state ?? fallback.state,
-              input: schema.input ?? fallback.input,
-              output: schema.output ?? fallback.output,
-            }
-          : fallback,
-      );
+      if (!schema) {
+        // As officially: the subgraph's extracted schemas, else the exported graph's.
+        const found = await (typed ??= this.staticFor(graphId, true));
+        const root = found && rootOf(found);
+        schema = root ? (found[`${root}|${ns}`] ?? found[root]) : channelSchemas(subgraph, ns);
+      }
+      out[ns] = schema;
     }
     return out;
   }
+
+  /** Stops the extractions under way and waits for the cache file's last write. */
+  async close(): Promise<void> {
+    this.closed = true;
+    for (const job of this.queue.splice(0)) job.resolve(undefined);
+    for (const extraction of this.running) extraction.stop();
+    await this.cache?.save().catch(() => {});
+  }
+}
+
+const shared = new WeakMap<object, GraphSchemas>();
+
+/** The one GraphSchemas of a registry (what the routes answer from and what the server warms at start). */
+export function schemasOf(graphs: SchemaGraphs & { log?: Logger }): GraphSchemas {
+  let s = shared.get(graphs);
+  if (!s) {
+    s = new GraphSchemas(graphs, graphs.log);
+    shared.set(graphs, s);
+  }
+  return s;
 }

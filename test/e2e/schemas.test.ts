@@ -1,193 +1,163 @@
-// End-to-end tests of assistant schemas and subgraphs through the official SDK, in the official JS server's
-// shapes: zod v3/v4 states (withLangGraph, registry, langgraph_type), Annotation types read from TypeScript.
+// End-to-end tests of assistant schemas and subgraphs: Hangar's answers equal the official dev server's for the same
+// projects (the expected JSON of test/fixtures/schemas-expected, written by its regenerate.ts from the official
+// server: zod v3/v4 and StateSchema states, Annotation types, subgraphs, createAgent with middleware, deepagents,
+// createReactAgent, supervisor and swarm); and the CLI's background extraction with its cache file.
 import { randomUUID } from "node:crypto";
+import { existsSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
-import { describe, expect, it } from "vitest";
+import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpError } from "../helpers/http.ts";
-import { ROOT, useHangar } from "../helpers/server.ts";
+import { copyProject, schemaTranscript, type SchemaTranscript } from "../helpers/schema-transcript.ts";
+import { cleanupDir, ROOT, startHangar, tempDir, useHangar, type HangarProcess } from "../helpers/server.ts";
+import { waitFor } from "../helpers/wait.ts";
 
-const hangar = useHangar({ config: join(ROOT, "test/fixtures/schemas-project/langgraph.json") });
+const EXPECTED = join(ROOT, "test/fixtures/schemas-expected");
+const PROJECTS = {
+  "schemas-project": "test/fixtures/schemas-project",
+  examples: "examples",
+  "langchain-project": "test/fixtures/langchain-project",
+};
 
-// Extracting types runs the TypeScript compiler over the graph and @langchain/*: seconds on a busy machine.
-const SLOW = 180_000;
+const expected = (name: string) =>
+  JSON.parse(readFileSync(join(EXPECTED, `${name}.json`), "utf8")) as SchemaTranscript;
 
-const DRAFT_07 = "http://json-schema.org/draft-07/schema#";
-const DRAFT_2020 = "https://json-schema.org/draft/2020-12/schema";
-const MESSAGE_REF = "#/definitions/BaseMessage<MessageStructure<MessageToolSet>,MessageType>";
-const MESSAGES = { type: "array", items: { $ref: MESSAGE_REF } };
+/** Hangar's transcript of the graphs (and namespaces) the official one has. */
+const transcriptLike = (url: string, want: SchemaTranscript) =>
+  schemaTranscript(url, Object.keys(want), { namespaces: (id) => Object.keys(want[id].namespaces) });
 
-const schemas = (graphId: string) => hangar.client.assistants.getSchemas(graphId) as Promise<any>;
-
-describe("zod states (runtime schemas)", () => {
-  it("zod v4 with withLangGraph: partial update as state and input, output with required, context", async () => {
-    const s = await schemas("zod4");
-    expect(s.graph_id).toBe("zod4");
-    const properties = {
-      messages: { type: "array", items: {}, langgraph_type: "messages" },
-      question: { type: "string" },
-      score: { type: "number" },
-      labels: { type: "array", items: { type: "string" } },
-    };
-    const update = { $schema: DRAFT_2020, type: "object", properties, additionalProperties: false };
-    expect(s.state_schema).toEqual(update);
-    expect(s.input_schema).toEqual(update);
-    expect(s.output_schema).toEqual({ ...update, required: ["messages", "question", "labels"] });
-    const context = {
-      $schema: DRAFT_2020,
-      type: "object",
-      properties: { model: { type: "string" }, retries: { type: "number" } },
-      required: ["model", "retries"],
-      additionalProperties: false,
-    };
-    expect(s.config_schema).toEqual(context);
-    expect(s.context_schema).toEqual(context);
+describe.each(Object.entries(PROJECTS))("as the official dev server answers for %s", (name, rel) => {
+  let server: HangarProcess;
+  beforeAll(async () => {
+    server = await startHangar({ config: join(ROOT, rel, "langgraph.json") });
   });
+  afterAll(() => server?.stop());
 
-  it("zod v4 z.custom registered with MessagesZodMeta keeps langgraph_type", async () => {
-    const s = await schemas("zod4_custom");
-    expect(s.state_schema.properties).toEqual({
-      messages: { langgraph_type: "messages" },
-      summary: { type: "string" },
-    });
-    expect(s.output_schema.properties.messages).toEqual({ langgraph_type: "messages" });
-    expect(s.config_schema).toBeUndefined();
-  });
-
-  it("zod v3 (zod/v3) with withLangGraph: draft-07, langgraph_type on messages, no config", async () => {
-    const s = await schemas("zod3");
-    const properties = {
-      messages: { langgraph_type: "messages" },
-      city: { type: "string" },
-      days: { type: "number" },
-    };
-    expect(s.state_schema).toEqual({
-      type: "object",
-      properties,
-      additionalProperties: false,
-      $schema: DRAFT_07,
-    });
-    expect(s.input_schema).toEqual(s.state_schema);
-    expect(s.output_schema).toEqual({ ...s.state_schema, required: ["city", "days"] });
-    expect(Object.keys(s)).not.toContain("config_schema");
-    expect(Object.keys(s)).not.toContain("context_schema");
+  it("every graph's /schemas, /subgraphs, /subgraphs?recurse and /subgraphs/{namespace} (plain and recursive)", async () => {
+    const want = expected(name);
+    const got = await transcriptLike(server.url, want);
+    // Graph by graph, so that a failure names the graph (regenerate the JSON when a fixture changed).
+    for (const id of Object.keys(want)) expect({ [id]: got[id] }).toEqual({ [id]: want[id] });
   });
 });
 
-describe("Annotation states (TypeScript types)", () => {
-  it(
-    "state, input, output and config from the types, messages as BaseMessage arrays",
-    async () => {
-      const s = await schemas("annotated");
-      expect(s.graph_id).toBe("annotated");
-      expect(s.state_schema).toMatchObject({
-        type: "object",
-        $schema: DRAFT_07,
-        properties: {
-          messages: MESSAGES,
-          topic: { type: "string" },
-          count: { type: "number" },
-          tags: { type: "array", items: { type: "string" } },
-          done: { type: "boolean" },
-        },
-      });
-      expect(Object.keys(s.state_schema.properties).sort()).toEqual([
-        "count",
-        "done",
-        "messages",
-        "tags",
-        "topic",
-      ]);
-      expect(Object.keys(s.state_schema.definitions)).toContain(MESSAGE_REF.slice("#/definitions/".length));
-      expect(s.state_schema).not.toHaveProperty("required");
+describe("schemas through the SDK", () => {
+  const hangar = useHangar({ config: join(ROOT, "test/fixtures/schemas-project/langgraph.json") });
 
-      expect(s.input_schema.properties).toEqual({ messages: MESSAGES, topic: { type: "string" } });
-      expect(s.output_schema.properties).toEqual({ messages: MESSAGES, count: { type: "number" } });
-      const config = {
-        type: "object",
-        properties: { model: { type: "string" }, temperature: { type: "number" } },
-        $schema: DRAFT_07,
-      };
-      expect(s.config_schema).toEqual(config);
-      expect(s.context_schema).toEqual(config);
-    },
-    SLOW,
-  );
+  it("by the system assistant's UUID as by the graph id", async () => {
+    const byGraph = await hangar.client.assistants.getSchemas("annotated");
+    const [sys] = await hangar.client.assistants.search({ graphId: "annotated", limit: 1 });
+    expect(await hangar.client.assistants.getSchemas(sys.assistant_id)).toEqual(byGraph);
+    expect(byGraph.graph_id).toBe("annotated");
+  });
 
-  it(
-    "answers the same again (cached) and by assistant UUID",
-    async () => {
-      const byGraph = await schemas("annotated");
-      const [sys] = await hangar.client.assistants.search({ graphId: "annotated", limit: 1 });
-      expect(await schemas(sys.assistant_id)).toEqual(byGraph);
-    },
-    SLOW,
-  );
-
-  it(
-    "a graph whose type is erased falls back to its channel names, never a 500",
-    async () => {
-      const s = await schemas("untyped");
-      expect(s.graph_id).toBe("untyped");
-      expect(s.state_schema).toEqual({ title: "untyped_state", type: "object", properties: { value: {} } });
-    },
-    SLOW,
-  );
-
-  it("an unknown assistant is a 404", async () => {
-    const err = await httpError(schemas(randomUUID()));
-    expect(err.status).toBe(404);
+  it("an unknown assistant is a 404, on /schemas and /subgraphs", async () => {
+    expect((await httpError(hangar.client.assistants.getSchemas(randomUUID()))).status).toBe(404);
+    expect((await httpError(hangar.client.assistants.getSubgraphs(randomUUID()))).status).toBe(404);
   });
 });
 
-describe("subgraphs", () => {
-  const nested = async () => (await hangar.client.assistants.search({ graphId: "nested", limit: 1 }))[0];
-  const child = {
-    type: "object",
-    properties: { depth: { type: "number" }, note: { type: "string" } },
-    $schema: DRAFT_07,
+describe("a graph whose types cannot be extracted (plain JavaScript)", () => {
+  const hangar = useHangar({ config: join(ROOT, "test/fixtures/schemas-js/langgraph.json") });
+
+  it("answers its channel names, never a 500 (the official server answers 500), and logs why", async () => {
+    const s = (await hangar.client.assistants.getSchemas("plain")) as any;
+    const props = { value: {}, count: {} };
+    expect(s.state_schema).toEqual({ title: "plain_state", type: "object", properties: props });
+    expect(s.input_schema).toEqual({ title: "plain_input", type: "object", properties: props });
+    expect(s.output_schema).toEqual({ title: "plain_output", type: "object", properties: props });
+    expect(s.config_schema).toEqual({ title: "plain_config", type: "object", properties: {} });
+    expect(hangar.server.output()).toContain('schemas of graph "plain": types not extracted');
+  });
+});
+
+/** Lines of a debug log saying a graph's types were extracted, by graph id. */
+const extractions = (output: string) =>
+  [...output.matchAll(/schemas of graph "([^"]+)" extracted from its types/g)].map((m) => m[1]).sort();
+
+describe("hangar dev: schemas extracted in the background, kept across restarts", () => {
+  let copy: { base: string; project: string };
+  let dataDir: string;
+  let cacheFile: string;
+  const want = expected("schemas-project");
+  // The graphs whose schemas come from their types (the others' from their zod schemas).
+  const typed = ["annotated", "nested", "untyped", "zod4_custom"];
+  const start = () =>
+    startHangar({
+      process: true,
+      config: join(copy.project, "langgraph.json"),
+      dataDir,
+      env: { LOG_LEVEL: "debug" },
+    });
+  /** Waits for the line saying which graphs' types are extracted in the background, and returns them. */
+  const queued = async (server: HangarProcess) => {
+    const re = /schemas: types to extract in the background: ([^\n]*)/;
+    const m = await waitFor("the background extraction's start", () => re.exec(server.output()) ?? false);
+    return m[1].trim() === "none" ? [] : m[1].trim().split(", ").sort();
   };
-  const grandchild = { type: "object", properties: { depth: { type: "number" } }, $schema: DRAFT_07 };
+  /** Waits until the server's output (read as it comes) holds `n` extraction lines, and returns them. */
+  const extracted = (server: HangarProcess, n: number) =>
+    waitFor(`${n} extraction(s) in the output`, () => {
+      const found = extractions(server.output());
+      return found.length >= n && found;
+    });
+  beforeAll(() => {
+    copy = copyProject("test/fixtures/schemas-project");
+    dataDir = tempDir();
+    cacheFile = join(dataDir, "schemas-cache.json");
+  });
+  afterAll(() => {
+    cleanupDir(dataDir);
+    cleanupDir(copy.base);
+  });
 
-  it(
-    "direct subgraphs by node name, with their own typed schemas",
-    async () => {
-      const subs = (await hangar.client.assistants.getSubgraphs((await nested()).assistant_id)) as any;
-      expect(Object.keys(subs)).toEqual(["child"]);
-      expect(subs.child.state_schema).toEqual(child);
-      expect(subs.child.input_schema).toEqual(child);
-      expect(subs.child.output_schema).toEqual(child);
-      expect(subs.child.config_schema).toEqual({ type: "object", $schema: DRAFT_07 });
-    },
-    SLOW,
-  );
+  it("first requests, four at once as the start is under way, wait for the one extraction of each graph", async () => {
+    const server = await start();
+    try {
+      const ids = Object.keys(want);
+      const answers = await Promise.all(
+        [0, 1, 2, 3].map(() => schemaTranscript(server.url, ids, { namespaces: () => [] })),
+      );
+      for (const got of answers) for (const id of ids) expect(got[id].schemas).toEqual(want[id].schemas);
+      expect(await queued(server)).toEqual(typed);
+      expect(await extracted(server, typed.length)).toEqual(typed);
+      await waitFor("the cache file with every typed graph", () => {
+        if (!existsSync(cacheFile)) return false;
+        const graphs = Object.keys(
+          (JSON.parse(readFileSync(cacheFile, "utf8")) as { graphs: object }).graphs,
+        );
+        return graphs.sort().join() === typed.join();
+      });
+    } finally {
+      await server.stop();
+    }
+  });
 
-  it(
-    "recurse names nested subgraphs parent|child",
-    async () => {
-      const subs = (await hangar.client.assistants.getSubgraphs((await nested()).assistant_id, {
-        recurse: true,
-      })) as any;
-      expect(Object.keys(subs).sort()).toEqual(["child", "child|grandchild"]);
-      expect(subs["child|grandchild"].state_schema).toEqual(grandchild);
-      expect(subs["child|grandchild"].output_schema).toEqual(grandchild);
-    },
-    SLOW,
-  );
+  it("a restart with unchanged sources answers from the cache file, extracting nothing", async () => {
+    const server = await start();
+    try {
+      expect(await transcriptLike(server.url, want)).toEqual(want);
+      const line = `schemas: 4 of 6 graphs from ${cacheFile}`;
+      await waitFor(`"${line}" in the output`, () => server.output().includes(line));
+      expect(await queued(server)).toEqual([]);
+      expect(extractions(server.output())).toEqual([]);
+    } finally {
+      await server.stop();
+    }
+  });
 
-  it(
-    "/subgraphs/{namespace} filters by namespace",
-    async () => {
-      const id = (await nested()).assistant_id;
-      const one = (await hangar.client.assistants.getSubgraphs(id, { namespace: "child" })) as any;
-      expect(Object.keys(one)).toEqual(["child"]);
-      expect(one.child.state_schema).toEqual(child);
-      const none = await hangar.client.assistants.getSubgraphs(id, { namespace: "nothing" });
-      expect(none).toEqual({});
-    },
-    SLOW,
-  );
-
-  it("a graph without subgraphs answers {}", async () => {
-    expect(await hangar.client.assistants.getSubgraphs("zod4")).toEqual({});
+  it("a changed source extracts again the graph that read it, and only that one", async () => {
+    const file = join(copy.project, "annotated.ts");
+    const input = "const Input = Annotation.Root({";
+    writeFileSync(file, readFileSync(file, "utf8").replace(input, `${input}\n  added: Annotation<string>,`));
+    const server = await start();
+    try {
+      const s = (await (await fetch(`${server.url}/assistants/annotated/schemas`)).json()) as any;
+      expect(s.input_schema.properties.added).toEqual({ type: "string" });
+      expect(await queued(server)).toEqual(["annotated"]);
+      expect(await extracted(server, 1)).toEqual(["annotated"]);
+      expect(server.output()).toContain(`schemas: 3 of 6 graphs from ${cacheFile}`);
+    } finally {
+      await server.stop();
+    }
   });
 });

@@ -1,4 +1,4 @@
-// Shapes shared by the schema extractors: one graph's JSON schemas, and a graph with its subgraphs.
+// Shapes shared by the schema code: one graph's JSON schemas, as the official server names them.
 
 export type JsonSchema = Record<string, unknown>;
 
@@ -8,10 +8,4 @@ export interface GraphSchema {
   input?: JsonSchema;
   output?: JsonSchema;
   config?: JsonSchema;
-}
-
-/** What the TypeScript extractor finds for an exported graph: its schemas and its subgraphs' by namespace. */
-export interface StaticGraphSchemas {
-  root: GraphSchema;
-  subgraphs: Record<string, GraphSchema>;
 }

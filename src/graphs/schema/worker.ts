@@ -1,71 +1,109 @@
-// Runs the TypeScript schema extraction in a worker thread, so the compiler's seconds of CPU never block
-// the event loop that serves requests and runs graphs.
+// Runs the official TypeScript schema extraction of a graph in a worker thread of its own (./extract-worker.mjs), so
+// the compiler's seconds of CPU never block the event loop that serves requests and runs graphs.
 import { readFileSync } from "node:fs";
 import { createRequire } from "node:module";
-import { dirname, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import type { StaticResult, StaticTarget } from "./static.js";
+import type { JsonSchema } from "./types.js";
 
-/** Upper bound for one extraction (a type check of the graph's file and what it imports). */
-const TIMEOUT_MS = 120_000;
+/** What the official extraction gives for one exported graph: schemas by name, `export` and `export|node|...`. */
+export type StaticSchemas = Record<
+  string,
+  Partial<Record<"state" | "input" | "output" | "config", JsonSchema>>
+>;
 
-// The worker loads the TypeScript extractor through tsx, whether Hangar runs from source or from a build.
-const WORKER_SOURCE = `
-const { parentPort, workerData } = require("node:worker_threads");
-import(workerData.tsx)
-  .then(({ tsImport }) => tsImport(workerData.extractor, workerData.extractor))
-  .then((m) => m.extractStaticSchemas(workerData.graphs))
-  .then(
-    (result) => parentPort.postMessage({ result }),
-    (e) => parentPort.postMessage({ error: String((e && e.stack) || e) }),
-  );
-`;
-
-/**
- * Where tsx's ESM API is: `import.meta.resolve`, or where a module loader lacks it (a server started inside a
- * test runner) the `import` entry of the package's exports.
- */
-function tsxApiUrl(): string {
-  if (typeof import.meta.resolve === "function") return import.meta.resolve("tsx/esm/api");
-  const pkgFile = createRequire(import.meta.url).resolve("tsx/package.json");
-  const pkg = JSON.parse(readFileSync(pkgFile, "utf8")) as {
-    exports: Record<string, { import: { default: string } }>;
-  };
-  return pathToFileURL(join(dirname(pkgFile), pkg.exports["./esm/api"].import.default)).href;
+/** A graph's module and export, as the official extraction takes them. */
+export interface StaticSpec {
+  sourceFile: string;
+  exportSymbol: string;
 }
 
-/** Extracts the schemas of graphs (and of their subgraphs) from their types, in a worker thread. */
-export function extractInWorker(graphs: StaticTarget[]): Promise<StaticResult[]> {
-  return new Promise((resolve, reject) => {
-    const worker = new Worker(WORKER_SOURCE, {
-      eval: true,
-      workerData: {
-        tsx: tsxApiUrl(),
-        extractor: new URL("./static.js", import.meta.url).href,
-        graphs,
-      },
-    });
+export interface Extracted {
+  result: StaticSchemas;
+  /** Every file the compiler read (sources, package.json files, declarations, tsconfig.json) -> sha256 of it. */
+  read: Record<string, string>;
+  /** Paths outside node_modules the compiler looked for and did not find. */
+  missing: string[];
+}
+
+/** A line the parser printed (its diagnostics, its warnings). */
+export interface ParserOutput {
+  level: string;
+  text: string;
+}
+
+const require = createRequire(import.meta.url);
+
+/** Where the official parser and the compiler it uses are (resolved once). */
+export const PARSER = (() => {
+  const pkgJson = require.resolve("@langchain/langgraph-api/package.json");
+  const fromParser = createRequire(pkgJson);
+  const version = (file: string) => (JSON.parse(readFileSync(file, "utf8")) as { version: string }).version;
+  return {
+    schemaModule: pathToFileURL(require.resolve("@langchain/langgraph-api/schema")).href,
+    typescript: fromParser.resolve("typescript"),
+    /** Versions of the packages whose code decides the schemas. */
+    versions: {
+      "@langchain/langgraph-api": version(pkgJson),
+      typescript: version(fromParser.resolve("typescript/package.json")),
+      "@typescript/vfs": version(fromParser.resolve("@typescript/vfs/package.json")),
+    },
+  };
+})();
+
+/** The worker's failure, with what the parser printed before it. */
+export class ExtractionError extends Error {
+  constructor(
+    message: string,
+    readonly output: ParserOutput[] = [],
+  ) {
+    super(message);
+  }
+}
+
+/** A running extraction: its outcome, and a way to stop it (the server closes). */
+export interface Extraction {
+  done: Promise<{ extracted: Extracted; output: ParserOutput[] }>;
+  stop: () => void;
+}
+
+/** Extracts one graph's schemas (and its subgraphs') from its types, in a fresh worker thread. */
+export function extractInWorker(spec: StaticSpec, timeoutMs: number): Extraction {
+  const worker = new Worker(new URL("./extract-worker.mjs", import.meta.url), {
+    workerData: { schemaModule: PARSER.schemaModule, typescript: PARSER.typescript, spec },
+    stdout: true,
+    stderr: true,
+  });
+  // What the worker prints outside the parser's console (nothing expected) is dropped, never sent to our stdout.
+  worker.stdout.resume();
+  worker.stderr.resume();
+  let stop = () => {};
+  const done = new Promise<{ extracted: Extracted; output: ParserOutput[] }>((resolve, reject) => {
     const timer = setTimeout(() => {
+      reject(new ExtractionError(`timed out after ${timeoutMs / 1000} s`));
       void worker.terminate();
-      reject(new Error(`schema extraction timed out after ${TIMEOUT_MS / 1000}s`));
-    }, TIMEOUT_MS);
-    const done = () => {
+    }, timeoutMs);
+    stop = () => {
       clearTimeout(timer);
+      reject(new ExtractionError("stopped"));
       void worker.terminate();
     };
-    worker.once("message", (msg: { result?: StaticResult[]; error?: string }) => {
-      done();
-      if (msg.result) resolve(msg.result);
-      else reject(new Error(msg.error ?? "schema extraction failed"));
+    worker.once("message", (msg: Partial<Extracted> & { error?: string; output: ParserOutput[] }) => {
+      clearTimeout(timer);
+      void worker.terminate();
+      if (msg.result) {
+        const { result, read = {}, missing = [] } = msg;
+        resolve({ extracted: { result, read, missing }, output: msg.output });
+      } else reject(new ExtractionError(msg.error ?? "extraction failed", msg.output));
     });
     worker.once("error", (e) => {
-      done();
-      reject(e);
+      clearTimeout(timer);
+      reject(new ExtractionError(e.message));
     });
     worker.once("exit", (code) => {
       clearTimeout(timer);
-      reject(new Error(`schema extraction worker exited with code ${code}`));
+      reject(new ExtractionError(`worker exited with code ${code}`));
     });
   });
+  return { done, stop };
 }
