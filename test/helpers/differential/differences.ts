@@ -201,13 +201,6 @@ export const ACCEPTED: readonly Accepted[] = [
 ];
 
 export const PENDING: readonly Pending[] = [
-  // (d) schemas.
-  {
-    scenario: "schemas",
-    path: "schemas */*/definitions/**",
-    issue: "d",
-    why: "message definitions (BaseMessage and the content blocks it references) differ",
-  },
   // r1..: found by this harness, reported.
   ...["threads/copy/**", "threads/search copy by metadata/*/**", "auth threads/alice copies hers/**"].map(
     (at): Pending => ({
