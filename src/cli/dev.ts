@@ -129,7 +129,7 @@ export async function runServer(
       cluster,
       // `dev` always serves the console; `serve` when HANGAR_CONSOLE says so.
       console: cmd === "dev" ? true : undefined,
-      warmSchemas: true,
+      warmSchemas: settings().server.schemasAhead,
     });
     // The logger as the project's .env left it (startServer applies its LOG_LEVEL and LOG_FORMAT).
     const log = rootLogger();

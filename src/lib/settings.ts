@@ -97,6 +97,13 @@ const SERVER = {
     type: "string",
     secret: true,
   }),
+  schemasAhead: envVar("HANGAR_SCHEMAS_AHEAD", flag, {
+    doc:
+      "`false`: `dev` and `serve` extract the graphs' schemas from their types on the first request that needs " +
+      "them, instead of in the background once listening (the cache file is used either way)",
+    type: "true or false",
+    default: true,
+  }),
   apiUrl: envVar("LANGGRAPH_API_URL", text, {
     doc: "as in the official server: this deployment's public URL, recorded as `langgraph_api_url` in each run's metadata",
     type: "URL",

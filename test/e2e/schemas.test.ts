@@ -86,7 +86,7 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
       process: true,
       config: join(copy.project, "langgraph.json"),
       dataDir,
-      env: { LOG_LEVEL: "debug" },
+      env: { LOG_LEVEL: "debug", HANGAR_SCHEMAS_AHEAD: "true" },
     });
   /** Waits for the line saying which graphs' types are extracted in the background, and returns them. */
   const queued = async (server: HangarProcess) => {

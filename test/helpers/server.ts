@@ -86,8 +86,10 @@ function baseEnv(): NodeJS.ProcessEnv {
   const env = { ...process.env };
   for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
-  // Pretty logs, also from `serve` (JSON by default): tests read its human lines, quotes unescaped.
-  return { ...env, LOG_FORMAT: "pretty" };
+  // Pretty logs, also from `serve` (JSON by default): tests read its human lines, quotes unescaped. Schemas are
+  // extracted when asked for, not ahead (a compile of every graph per CLI server, which few tests ask for:
+  // test/e2e/schemas.test.ts turns it on where it is what is tested).
+  return { ...env, LOG_FORMAT: "pretty", HANGAR_SCHEMAS_AHEAD: "false" };
 }
 
 /** A server of this test file still running: how to end it at once, and its schema on postgres. */
