@@ -23,14 +23,15 @@ export type CancelAction = "interrupt" | "rollback";
  * plan and host, and its URL: `LANGGRAPH_API_URL`, else the address this process listens on (as the official dev
  * server sets it; a worker-only process has none).
  */
-function serverMetadata(graphs: GraphRegistry, attempt: number, apiUrl: string | undefined): Json {
+function serverMetadata(graphs: GraphRegistry, attempt: number, configuredUrl: string | undefined): Json {
+  const apiUrl = configuredUrl ?? loopbackUrl();
   return {
     run_attempt: attempt,
     langgraph_version: graphs.langgraphVersion(),
     langgraph_api_version: VERSION,
     langgraph_plan: "developer",
     langgraph_host: "self-hosted",
-    ...((apiUrl ?? loopbackUrl()) ? { langgraph_api_url: apiUrl ?? loopbackUrl() } : {}),
+    ...(apiUrl ? { langgraph_api_url: apiUrl } : {}),
   };
 }
 
@@ -49,7 +50,7 @@ export interface RunDeps {
   log: Logger;
   /** What the server's webhooks may reach (HANGAR_WEBHOOK_*). */
   webhooks: AddressPolicy;
-  /** The deployment's public URL (LANGGRAPH_API_URL), recorded in each run's metadata when set. */
+  /** The deployment's public URL (LANGGRAPH_API_URL); each run's metadata records it, else the listening address. */
   apiUrl?: string;
 }
 
