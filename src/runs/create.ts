@@ -7,7 +7,7 @@ import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, RunInput, Storage, Thread } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
-import { buildKwargs, runMetadata } from "./kwargs.js";
+import { buildKwargs } from "./kwargs.js";
 import type { RunQueue } from "./queue.js";
 import { checkWebhookUrl } from "./webhook.js";
 import type { AddressPolicy } from "./net-policy.js";
@@ -129,14 +129,13 @@ function newRun(
 ): { input: RunInput; kwargs: RunKwargs } {
   const runId = randomUUID();
   const threadId = thread?.thread_id ?? null;
-  const metadata = runMetadata(assistant, thread, body);
-  const kwargs = buildKwargs(body, assistant, runId, thread, metadata);
+  const kwargs = buildKwargs(body, assistant, runId, thread);
   const input: RunInput = {
     run_id: runId,
     thread_id: threadId,
     assistant_id: assistant.assistant_id,
     status: "pending",
-    metadata,
+    metadata: kwargs.config.metadata as Json,
     kwargs: kwargs as unknown as Json,
     multitask_strategy: strategy,
     delay_seconds: body.after_seconds ?? 0,

@@ -50,8 +50,8 @@ export function buildKwargs(
   assistant: Assistant,
   runId: string,
   thread: Thread | null,
-  metadata: Json,
 ): RunKwargs {
+  const metadata = runMetadata(assistant, thread, body);
   const aConfig = assistant.config as Json;
   const bConfig = (body.config ?? {}) as Json;
   const threadId = thread?.thread_id ?? null;

@@ -21,7 +21,7 @@ import {
   type RunDeps,
   type RunResult,
 } from "./execute-job.js";
-import { buildKwargs, runMetadata } from "./kwargs.js";
+import { buildKwargs } from "./kwargs.js";
 import { LocalRunQueue } from "./local-queue.js";
 import { admitRun, checkRunBody, keptRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { AddressPolicy } from "./net-policy.js";
@@ -126,8 +126,7 @@ export class RunManager implements RunService {
       return this.createStateful(kept.threadId, kept.body);
     }
     const runId = randomUUID();
-    const metadata = runMetadata(assistant, null, body);
-    const kwargs = buildKwargs(body, assistant, runId, null, metadata);
+    const kwargs = buildKwargs(body, assistant, runId, null);
     const ts = new Date().toISOString();
     const run: Run = {
       run_id: runId,
@@ -136,7 +135,7 @@ export class RunManager implements RunService {
       created_at: ts,
       updated_at: ts,
       status: "pending",
-      metadata,
+      metadata: kwargs.config.metadata as Json,
       kwargs: kwargs as unknown as Json,
       multitask_strategy: "reject",
     };
