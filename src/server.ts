@@ -1,6 +1,5 @@
 // Composes an Agent Server: project config, storage (embedded SQLite, or PostgreSQL + Redis for scale-out),
 // graphs, run manager, HTTP app; listens.
-import { createHash } from "node:crypto";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -376,7 +375,10 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         throw new StartupError(`no permission to listen on ${opts.host}:${opts.port}`);
       throw e;
     }
-    if (opts.warmSchemas && backend.api) schemasOf(graphs).warm(schemaCacheFile(opts, dataDir));
+    if (backend.api) {
+      schemasOf(graphs).useCache(env.server.schemasCacheDir ?? schemaCacheDir(opts, dataDir));
+      if (opts.warmSchemas) schemasOf(graphs).warm();
+    }
     const recovered = await backend.start();
     const crons = new CronScheduler(storage, runs, log);
     const sweeper = new ThreadSweeper(storage, broker, (id) => runs.isBusy(id), log);
@@ -428,13 +430,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
 }
 
 /**
- * The schema cache: in the data directory on the embedded backend; on the scale-out backend (no data directory) in
- * the user's cache directory, one file per project (by the path of its langgraph.json).
+ * The schema cache's default directory: in the data directory on the embedded backend; on the scale-out backend
+ * (no data directory) in the user's cache directory (entries are keyed by their module's path: projects share it).
  */
-function schemaCacheFile(opts: ServerOptions, dataDir: string): string {
-  if (!opts.cluster) return join(dataDir, "schemas-cache.json");
-  const project = createHash("sha256").update(opts.configPath).digest("hex").slice(0, 16);
-  return join(homedir(), ".cache", "hangar", `schemas-${project}.json`);
+function schemaCacheDir(opts: ServerOptions, dataDir: string): string {
+  if (!opts.cluster) return join(dataDir, "schemas-cache");
+  return join(homedir(), ".cache", "hangar", "schemas");
 }
 
 /**

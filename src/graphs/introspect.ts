@@ -86,9 +86,8 @@ export class GraphSchemas {
   private queue: Job[] = [];
   private running = new Set<Extraction>();
   private cache?: SchemaCache;
-  private cacheLoaded: Promise<void> = Promise.resolve();
-  /** The graphs whose extracted schemas came from the cache file. */
-  private cached = new Set<string>();
+  /** Graphs a request waits for (their extraction, once queued, goes ahead of the background's). */
+  private asked = new Set<string>();
   private warming = false;
   private closed = false;
 
@@ -103,48 +102,51 @@ export class GraphSchemas {
   }
 
   /**
-   * Starts extracting, in the background, the types of every graph whose schemas (or a subgraph's) its runtime
-   * schemas do not give; with `cacheFile`, what it holds for unchanged sources is used first, and what is
-   * extracted is written to it. Returns at once.
+   * Keeps extracted schemas in `dir` (see SchemaCache) and answers from it while the sources are unchanged. Call
+   * before the first request.
    */
-  warm(cacheFile?: string): void {
+  useCache(dir: string): void {
+    if (!this.cache) this.cache = new SchemaCache(dir, { ...PARSER.versions, hangar: VERSION });
+  }
+
+  /**
+   * Starts extracting, in the background, the types of every graph whose schemas (or a subgraph's) its runtime
+   * schemas do not give (from the cache first). Returns at once.
+   */
+  warm(): void {
     if (this.warming || this.closed) return;
     this.warming = true;
-    if (cacheFile) {
-      this.cache = new SchemaCache(cacheFile, { ...PARSER.versions, hangar: VERSION });
-      this.cacheLoaded = this.loadCache(this.cache);
-    }
     void this.prefetch();
   }
 
-  private async loadCache(cache: SchemaCache): Promise<void> {
-    const specs = new Map<string, StaticSpec>();
-    for (const id of this.graphs.ids()) {
-      const spec = this.spec(id);
-      if (spec) specs.set(id, spec);
-    }
-    const t0 = performance.now();
-    const valid = await cache.load(specs).catch(() => new Map<string, StaticSchemas>());
-    for (const [id, schemas] of valid) {
-      this.cached.add(id);
-      const queued = this.queue.findIndex((j) => j.graphId === id);
-      if (queued >= 0) this.queue.splice(queued, 1)[0].resolve(schemas);
-      else this.statics.set(id, Promise.resolve(schemas));
-    }
-    const ms = Math.round(performance.now() - t0);
-    this.log.debug(`schemas: ${valid.size} of ${specs.size} graphs from ${cache.file} (checked in ${ms} ms)`);
-  }
-
   private async prefetch(): Promise<void> {
-    await this.cacheLoaded;
+    const t0 = performance.now();
     const queued: string[] = [];
     for (const id of this.graphs.ids()) {
       if (this.closed) return;
-      if (this.cached.has(id) || (await this.coveredAtRuntime(id))) continue;
+      if (await this.coveredAtRuntime(id)) continue;
       queued.push(id);
       void this.staticFor(id, false);
     }
-    this.log.debug(`schemas: types to extract in the background: ${queued.join(", ") || "none"}`);
+    const ms = Math.round(performance.now() - t0);
+    this.log.debug(
+      `schemas: types of ${queued.join(", ") || "no graph"} asked for in the background (${ms} ms)`,
+    );
+  }
+
+  /** The graph's schemas from the cache, if it has them for its unchanged sources. */
+  private async fromCache(graphId: string): Promise<StaticSchemas | undefined> {
+    const spec = this.spec(graphId);
+    if (!this.cache || !spec) return undefined;
+    const t0 = performance.now();
+    const hit = await this.cache.lookup(spec).catch(() => undefined);
+    if (hit) {
+      const ms = Math.round(performance.now() - t0);
+      this.log.debug(
+        `schemas of graph "${graphId}" from the cache in ${this.cache.dir} (checked in ${ms} ms)`,
+      );
+    }
+    return hit;
   }
 
   /** Whether the runtime schemas of a graph and of all its subgraphs answer every schema request for it. */
@@ -163,17 +165,24 @@ export class GraphSchemas {
 
   /** The extracted schemas of a graph: cached, under way, or queued now (ahead of the background's for a request). */
   private staticFor(graphId: string, urgent: boolean): Promise<StaticSchemas | undefined> {
+    if (urgent) this.asked.add(graphId);
     const known = this.statics.get(graphId);
     if (known) {
       const at = this.queue.findIndex((j) => j.graphId === graphId);
       if (urgent && at >= 0 && !this.queue[at].urgent) this.enqueue(this.queue.splice(at, 1)[0], true);
       return known;
     }
-    const promise = new Promise<StaticSchemas | undefined>((resolve) =>
-      this.enqueue({ graphId, resolve }, urgent),
+    // The cache is read before the queue: a kept graph never waits behind extractions under way.
+    const promise = this.fromCache(graphId).then(
+      (hit) =>
+        hit ??
+        new Promise<StaticSchemas | undefined>((resolve) => {
+          if (this.closed) return resolve(undefined);
+          this.enqueue({ graphId, resolve }, this.asked.has(graphId));
+          this.pump();
+        }),
     );
     this.statics.set(graphId, promise);
-    void this.pump();
     return promise;
   }
 
@@ -187,8 +196,7 @@ export class GraphSchemas {
     }
   }
 
-  private async pump(): Promise<void> {
-    await this.cacheLoaded;
+  private pump(): void {
     while (!this.closed && this.running.size < WORKERS && this.queue.length)
       void this.extract(this.queue.shift()!);
   }
@@ -205,12 +213,9 @@ export class GraphSchemas {
       const s = ((performance.now() - t0) / 1000).toFixed(1);
       this.log.debug(`schemas of graph "${job.graphId}" extracted from its types in ${s} s`);
       job.resolve(extracted.result);
-      if (this.cache) {
-        this.cache.record(job.graphId, spec, extracted);
-        await this.cache
-          .save()
-          .catch((e: Error) => this.log.debug(`schemas: cache not written: ${e.message}`));
-      }
+      await this.cache
+        ?.record(spec, extracted)
+        .catch((e: Error) => this.log.debug(`schemas: cache entry not written: ${e.message}`));
     } catch (e) {
       if (!this.closed) {
         this.log.warn(
@@ -220,7 +225,7 @@ export class GraphSchemas {
       job.resolve(undefined);
     } finally {
       this.running.delete(extraction);
-      void this.pump();
+      this.pump();
     }
   }
 
@@ -272,7 +277,7 @@ export class GraphSchemas {
     this.closed = true;
     for (const job of this.queue.splice(0)) job.resolve(undefined);
     for (const extraction of this.running) extraction.stop();
-    await this.cache?.save().catch(() => {});
+    await this.cache?.flush();
   }
 }
 

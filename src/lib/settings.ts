@@ -104,6 +104,14 @@ const SERVER = {
     type: "true or false",
     default: true,
   }),
+  schemasCacheDir: envVar("HANGAR_SCHEMAS_CACHE_DIR", text, {
+    doc:
+      "directory where the schemas extracted from the graphs' types are kept across restarts (an entry holds " +
+      "while the files it was computed from are unchanged; projects and processes can share one)",
+    type: "path",
+    shownDefault:
+      "`schemas-cache` in the data directory; `~/.cache/hangar/schemas` for `serve` on PostgreSQL",
+  }),
   apiUrl: envVar("LANGGRAPH_API_URL", text, {
     doc: "as in the official server: this deployment's public URL, recorded as `langgraph_api_url` in each run's metadata",
     type: "URL",

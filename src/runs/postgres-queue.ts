@@ -146,13 +146,31 @@ export class PgRunQueue implements LeasedRunQueue {
     runId: string,
     action: "interrupt" | "rollback",
   ): Promise<{ was: "pending" | "running"; run: ClaimedRun } | null> {
-    const pending = await this.pool.query(
-      action === "rollback"
-        ? `DELETE FROM ${this.runs} WHERE run_id = $1 AND status = 'pending' RETURNING *`
-        : `UPDATE ${this.runs} SET status = 'interrupted', updated_at = now()
-           WHERE run_id = $1 AND status = 'pending' RETURNING *`,
-      [runId],
-    );
+    // Under the thread's row lock, as a run's end is recorded (PostgresThreads.setState): of this cancel and
+    // the end of the thread's running run, the later sees the other and the thread does not stay busy.
+    const client = await this.pool.connect();
+    let pending;
+    try {
+      await client.query("BEGIN");
+      await client.query(
+        `SELECT 1 FROM ${this.threads} WHERE thread_id = (SELECT thread_id FROM ${this.runs} WHERE run_id = $1)
+         FOR UPDATE`,
+        [runId],
+      );
+      pending = await client.query(
+        action === "rollback"
+          ? `DELETE FROM ${this.runs} WHERE run_id = $1 AND status = 'pending' RETURNING *`
+          : `UPDATE ${this.runs} SET status = 'interrupted', updated_at = now()
+             WHERE run_id = $1 AND status = 'pending' RETURNING *`,
+        [runId],
+      );
+      await client.query("COMMIT");
+      client.release();
+    } catch (e) {
+      await client.query("ROLLBACK").catch(() => {});
+      client.release(e as Error);
+      throw e;
+    }
     if (pending.rows.length) return { was: "pending", run: toClaimed(pending.rows[0]) };
     const running = await this.pool.query(
       `UPDATE ${this.runs} SET cancel_action = COALESCE(cancel_action, $2)

@@ -3,7 +3,7 @@
 // server: zod v3/v4 and StateSchema states, Annotation types, subgraphs, createAgent with middleware, deepagents,
 // createReactAgent, supervisor and swarm); and the CLI's background extraction with its cache file.
 import { randomUUID } from "node:crypto";
-import { existsSync, readFileSync, writeFileSync } from "node:fs";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { httpError } from "../helpers/http.ts";
@@ -77,7 +77,7 @@ const extractions = (output: string) =>
 describe("hangar dev: schemas extracted in the background, kept across restarts", () => {
   let copy: { base: string; project: string };
   let dataDir: string;
-  let cacheFile: string;
+  let cacheDir: string;
   const want = expected("schemas-project");
   // The graphs whose schemas come from their types (the others' from their zod schemas).
   const typed = ["annotated", "nested", "untyped", "zod4_custom"];
@@ -86,14 +86,22 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
       process: true,
       config: join(copy.project, "langgraph.json"),
       dataDir,
-      env: { LOG_LEVEL: "debug", HANGAR_SCHEMAS_AHEAD: "true" },
+      // The default cache directory (in the data dir), not the test run's shared one.
+      env: { LOG_LEVEL: "debug", HANGAR_SCHEMAS_AHEAD: "true", HANGAR_SCHEMAS_CACHE_DIR: undefined },
     });
-  /** Waits for the line saying which graphs' types are extracted in the background, and returns them. */
+  /** Waits for the line saying which graphs' types are asked for in the background, and returns them. */
   const queued = async (server: HangarProcess) => {
-    const re = /schemas: types to extract in the background: ([^\n]*)/;
+    const re = /schemas: types of ([^\n]*) asked for in the background/;
     const m = await waitFor("the background extraction's start", () => re.exec(server.output()) ?? false);
-    return m[1].trim() === "none" ? [] : m[1].trim().split(", ").sort();
+    return m[1].trim() === "no graph" ? [] : m[1].trim().split(", ").sort();
   };
+  /** Waits until the output says `n` graphs' schemas came from the cache directory, and returns them. */
+  const fromCache = (server: HangarProcess, n: number) =>
+    waitFor(`${n} graph(s) from the cache in the output`, () => {
+      const found = [...server.output().matchAll(/schemas of graph "([^"]+)" from the cache in (\S+) /g)];
+      if (found.some((m) => m[2] !== cacheDir)) throw new Error(`a cache other than ${cacheDir}: ${found}`);
+      return found.length >= n && found.map((m) => m[1]).sort();
+    });
   /** Waits until the server's output (read as it comes) holds `n` extraction lines, and returns them. */
   const extracted = (server: HangarProcess, n: number) =>
     waitFor(`${n} extraction(s) in the output`, () => {
@@ -103,7 +111,7 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
   beforeAll(() => {
     copy = copyProject("test/fixtures/schemas-project");
     dataDir = tempDir();
-    cacheFile = join(dataDir, "schemas-cache.json");
+    cacheDir = join(dataDir, "schemas-cache");
   });
   afterAll(() => {
     cleanupDir(dataDir);
@@ -120,12 +128,13 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
       for (const got of answers) for (const id of ids) expect(got[id].schemas).toEqual(want[id].schemas);
       expect(await queued(server)).toEqual(typed);
       expect(await extracted(server, typed.length)).toEqual(typed);
-      await waitFor("the cache file with every typed graph", () => {
-        if (!existsSync(cacheFile)) return false;
-        const graphs = Object.keys(
-          (JSON.parse(readFileSync(cacheFile, "utf8")) as { graphs: object }).graphs,
+      await waitFor("the cache directory with an entry per typed graph", () => {
+        if (!existsSync(cacheDir)) return false;
+        const entries = readdirSync(cacheDir).filter((f) => f.endsWith(".json"));
+        const exports = entries.map(
+          (f) => (JSON.parse(readFileSync(join(cacheDir, f), "utf8")) as any).spec.exportSymbol as string,
         );
-        return graphs.sort().join() === typed.join();
+        return exports.length === typed.length && exports;
       });
     } finally {
       await server.stop();
@@ -136,9 +145,8 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
     const server = await start();
     try {
       expect(await transcriptLike(server.url, want)).toEqual(want);
-      const line = `schemas: 4 of 6 graphs from ${cacheFile}`;
-      await waitFor(`"${line}" in the output`, () => server.output().includes(line));
-      expect(await queued(server)).toEqual([]);
+      expect(await queued(server)).toEqual(typed);
+      expect(await fromCache(server, typed.length)).toEqual(typed);
       expect(extractions(server.output())).toEqual([]);
     } finally {
       await server.stop();
@@ -153,9 +161,8 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
     try {
       const s = (await (await fetch(`${server.url}/assistants/annotated/schemas`)).json()) as any;
       expect(s.input_schema.properties.added).toEqual({ type: "string" });
-      expect(await queued(server)).toEqual(["annotated"]);
       expect(await extracted(server, 1)).toEqual(["annotated"]);
-      expect(server.output()).toContain(`schemas: 3 of 6 graphs from ${cacheFile}`);
+      expect(await fromCache(server, typed.length - 1)).toEqual(typed.filter((g) => g !== "annotated"));
     } finally {
       await server.stop();
     }

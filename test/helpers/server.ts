@@ -23,6 +23,8 @@ export { BACKEND, type Backend, type ClusterTarget } from "./backend.ts";
 export const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "../..");
 export const BIN = join(ROOT, "bin/hangar.js");
 export const EXAMPLE_CONFIG = join(ROOT, "examples/langgraph.json");
+/** The schema cache shared by the servers of the test run (see baseEnv). */
+export const TEST_SCHEMAS_CACHE = join(ROOT, "node_modules/.cache/hangar-test-schemas");
 
 export interface HangarProcess {
   url: string;
@@ -88,8 +90,15 @@ function baseEnv(): NodeJS.ProcessEnv {
   delete env.PORT;
   // Pretty logs, also from `serve` (JSON by default): tests read its human lines, quotes unescaped. Schemas are
   // extracted when asked for, not ahead (a compile of every graph per CLI server, which few tests ask for:
-  // test/e2e/schemas.test.ts turns it on where it is what is tested).
-  return { ...env, LOG_FORMAT: "pretty", HANGAR_SCHEMAS_AHEAD: "false" };
+  // test/e2e/schemas.test.ts turns it on where it is what is tested), and kept in one cache for the whole run
+  // (and the next): every server has a data dir of its own, and without it each file asking for a fixture's
+  // schemas compiled its graphs again (minutes of the suite). Entries hold only while their sources are unchanged.
+  return {
+    ...env,
+    LOG_FORMAT: "pretty",
+    HANGAR_SCHEMAS_AHEAD: "false",
+    HANGAR_SCHEMAS_CACHE_DIR: env.HANGAR_SCHEMAS_CACHE_DIR ?? TEST_SCHEMAS_CACHE,
+  };
 }
 
 /** A server of this test file still running: how to end it at once, and its schema on postgres. */

@@ -17,11 +17,13 @@ import {
 } from "@langchain/langgraph";
 import pg from "pg";
 import { afterAll, beforeAll, describe, expect, it, vi } from "vitest";
+import { PgRunQueue } from "../../src/runs/postgres-queue.ts";
 import { ident } from "../../src/storage/postgres/migrate.ts";
 import { openPostgresStorage, type PostgresStorage } from "../../src/storage/postgres/index.ts";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.ts";
 import type { StoreIndex } from "../../src/storage/store-index.ts";
 import type { Cron, Storage } from "../../src/storage/types.ts";
+import { waitFor } from "../helpers/wait.ts";
 
 const URL = process.env.DATABASE_URL ?? "postgres://postgres@127.0.0.1:5432/postgres";
 const tag = randomUUID().replace(/-/g, "").slice(0, 12);
@@ -494,6 +496,58 @@ describe("runs", () => {
       inputs[2].run_id,
       inputs[1].run_id,
     ]);
+  });
+
+  it("a pending run cancelled as the running one ends: the thread's lock orders them, so it is not left busy", async () => {
+    // Found by a clean-clone run: cancelMany of a running and a pending run left the thread busy forever. The
+    // worker's end (status idle unless a run is pending) and the API's cancel of the pending run (then: settle
+    // the thread if nothing else is active) each missed the other's uncommitted write.
+    const queue = new PgRunQueue(storage.pool, schema, storage.runs);
+    const thread = await storage.threads.create({ thread_id: id(), metadata: {} });
+    const tid = thread!.thread_id;
+    await storage.threads.setState(tid, { status: "busy" });
+    const running = await storage.runs.create(run(tid));
+    expect(await storage.runs.start(running.run_id)).toBe(1);
+    const pending = await storage.runs.create(run(tid));
+    // Both wait behind a lock of the thread's row held here, then go in whichever order PostgreSQL gives.
+    const holder = await admin.connect();
+    const waiting = async (n: number, orDone: () => boolean = () => false) =>
+      waitFor(`${n} statement(s) waiting for the thread's lock`, async () => {
+        const { rows } = await admin.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity
+           WHERE wait_event_type = 'Lock' AND query LIKE '%' || $1 || '%'`,
+          [schema],
+        );
+        return rows[0].n >= n || orDone();
+      });
+    try {
+      await holder.query("BEGIN");
+      await holder.query(`SELECT 1 FROM ${ident(schema)}.threads WHERE thread_id = $1 FOR UPDATE`, [tid]);
+      const ended = storage.threads.setState(
+        tid,
+        { status: "idle", busyWhilePending: true },
+        { runId: running.run_id, attempt: 1, runStatus: "success" },
+      );
+      await waiting(1);
+      const cancelled = queue.requestCancel(pending.run_id, "interrupt").then(async (r) => ({
+        r,
+        // What the canceller sees once its cancel is committed: the service settles the thread when this is empty.
+        activeAfter: await queue.active(tid),
+      }));
+      let done = false;
+      void cancelled.finally(() => (done = true));
+      await waiting(2, () => done);
+      await holder.query("COMMIT");
+      const [, { r, activeAfter }] = await Promise.all([ended, cancelled]);
+      expect(r?.was).toBe("pending");
+      const status = (await storage.threads.get(tid))!.status;
+      expect(
+        status === "idle" || activeAfter.length === 0,
+        `thread ${status}, active ${activeAfter.length}`,
+      ).toBe(true);
+    } finally {
+      holder.release();
+    }
   });
 
   it("start counts attempts; inFlight and idsByStatus list oldest first", async () => {

@@ -1,7 +1,8 @@
-// Unit tests of the schema cache file (src/graphs/schema/cache.ts): an entry holds while its graph's module and export,
-// the content of every file the compiler read, the absence of the paths it missed and the versions are unchanged.
+// Unit tests of the schema cache (src/graphs/schema/cache.ts): an entry holds while its graph's module and export,
+// the content of every file the compiler read, the absence of the paths it missed and the versions are unchanged;
+// one directory serves several modules and several writers.
 import { createHash } from "node:crypto";
-import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -11,52 +12,61 @@ const sha = (text: string) => createHash("sha256").update(text).digest("hex");
 const VERSIONS = { hangar: "1.0.0", typescript: "5.9.3" };
 const RESULT = { graph: { state: { type: "object" } } };
 
-describe("schema cache file", () => {
+describe("schema cache directory", () => {
   let dir: string;
   let source: string;
   let missing: string;
-  let file: string;
-  const spec = () => ({ sourceFile: source, exportSymbol: "graph" });
-  const specs = () => new Map([["g", spec()]]);
+  let cacheDir: string;
+  const spec = (exportSymbol = "graph") => ({ sourceFile: source, exportSymbol });
+  const entry = (result: Record<string, any> = RESULT) => ({
+    result,
+    read: { [source]: sha("export const graph = 1;\n") },
+    missing: [missing],
+  });
 
   beforeEach(async () => {
     dir = mkdtempSync(join(tmpdir(), "hangar-schema-cache-"));
     source = join(dir, "graph.ts");
     missing = join(dir, "tsconfig.json");
-    file = join(dir, "cache", "schemas.json");
+    cacheDir = join(dir, "cache");
     writeFileSync(source, "export const graph = 1;\n");
-    const cache = new SchemaCache(file, VERSIONS);
-    cache.record("g", spec(), {
-      result: RESULT,
-      read: { [source]: sha("export const graph = 1;\n") },
-      missing: [missing],
-    });
-    await cache.save();
+    await new SchemaCache(cacheDir, VERSIONS).record(spec(), entry());
   });
   afterEach(() => rmSync(dir, { recursive: true, force: true }));
 
   it("gives an entry back while nothing changed", async () => {
-    expect(await new SchemaCache(file, VERSIONS).load(specs())).toEqual(new Map([["g", RESULT]]));
+    expect(await new SchemaCache(cacheDir, VERSIONS).lookup(spec())).toEqual(RESULT);
   });
 
   it("drops it when a file read changed, or a path missed exists now", async () => {
     writeFileSync(source, "export const graph = 2;\n");
-    expect((await new SchemaCache(file, VERSIONS).load(specs())).size).toBe(0);
+    expect(await new SchemaCache(cacheDir, VERSIONS).lookup(spec())).toBeUndefined();
     writeFileSync(source, "export const graph = 1;\n");
     writeFileSync(missing, "{}");
-    expect((await new SchemaCache(file, VERSIONS).load(specs())).size).toBe(0);
+    expect(await new SchemaCache(cacheDir, VERSIONS).lookup(spec())).toBeUndefined();
   });
 
-  it("drops it for another version, another export, or a graph no longer served", async () => {
-    expect((await new SchemaCache(file, { ...VERSIONS, hangar: "1.0.1" }).load(specs())).size).toBe(0);
-    const other = new Map([["g", { ...spec(), exportSymbol: "other" }]]);
-    expect((await new SchemaCache(file, VERSIONS).load(other)).size).toBe(0);
-    expect((await new SchemaCache(file, VERSIONS).load(new Map())).size).toBe(0);
+  it("drops it for another version or another export", async () => {
+    expect(await new SchemaCache(cacheDir, { ...VERSIONS, hangar: "1.0.1" }).lookup(spec())).toBeUndefined();
+    expect(await new SchemaCache(cacheDir, VERSIONS).lookup(spec("other"))).toBeUndefined();
   });
 
-  it("holds nothing when the file is missing or not JSON", async () => {
-    expect((await new SchemaCache(join(dir, "none.json"), VERSIONS).load(specs())).size).toBe(0);
-    writeFileSync(file, "{not json");
-    expect((await new SchemaCache(file, VERSIONS).load(specs())).size).toBe(0);
+  it("keeps an entry per module and export; writers at once each leave a whole entry", async () => {
+    const other = { graph: { state: { type: "object", title: "other" } } };
+    await Promise.all([
+      new SchemaCache(cacheDir, VERSIONS).record(spec("other"), entry(other)),
+      new SchemaCache(cacheDir, VERSIONS).record(spec("other"), entry(other)),
+      new SchemaCache(cacheDir, VERSIONS).record(spec(), entry()),
+    ]);
+    const cache = new SchemaCache(cacheDir, VERSIONS);
+    expect(await cache.lookup(spec())).toEqual(RESULT);
+    expect(await cache.lookup(spec("other"))).toEqual(other);
+    expect(readdirSync(cacheDir).sort()).toHaveLength(2);
+  });
+
+  it("holds nothing when the directory is missing or an entry is not JSON", async () => {
+    expect(await new SchemaCache(join(dir, "none"), VERSIONS).lookup(spec())).toBeUndefined();
+    for (const f of readdirSync(cacheDir)) writeFileSync(join(cacheDir, f), "{not json");
+    expect(await new SchemaCache(cacheDir, VERSIONS).lookup(spec())).toBeUndefined();
   });
 });

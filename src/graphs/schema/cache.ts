@@ -1,15 +1,20 @@
-// The schemas extracted from a project's types, kept in a file across restarts: a graph's entry holds while its
-// module and export, every file the compiler read (by content hash), the paths it found missing (still missing),
-// the versions of the extracting packages and Hangar's version are unchanged; anything else recomputes that graph.
+// The schemas extracted from graphs' types, kept on disk across restarts: one file per graph module and export in a
+// cache directory. An entry holds while every file the compiler read is unchanged (by content hash), the paths it
+// found missing are still missing, and the extracting packages' versions and Hangar's version are the same;
+// anything else recomputes that graph. Entries are keyed by the module's absolute path, so one directory can serve
+// several projects and processes at once (each entry is written whole, by a rename).
 import { createHash } from "node:crypto";
 import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
-import { dirname } from "node:path";
+import { join } from "node:path";
 import pLimit from "p-limit";
 import type { Extracted, StaticSchemas, StaticSpec } from "./worker.js";
 
-const FORMAT = 1;
+const FORMAT = 2;
 
 interface Entry {
+  format: number;
+  /** Hash of the format, Hangar's version and the extracting packages' versions. */
+  env: string;
   spec: StaticSpec;
   /** Path -> sha256 of its content when the compiler read it. */
   read: Record<string, string>;
@@ -17,112 +22,96 @@ interface Entry {
   result: StaticSchemas;
 }
 
-interface CacheFile {
-  format: number;
-  /** Hash of Hangar's version and of the extracting packages' versions. */
-  env: string;
-  graphs: Record<string, Entry>;
-}
-
 const sha256 = (data: Buffer | string) => createHash("sha256").update(data).digest("hex");
 
 /** Reads at most this many files at once while checking entries. */
 const limit = pLimit(32);
 
-const sameSpec = (a: StaticSpec, b: StaticSpec) =>
-  a.sourceFile === b.sourceFile && a.exportSymbol === b.exportSymbol;
+/** How long a file's hash is reused by later checks of this process (the graphs of one start share files). */
+const HASH_REUSE_MS = 10_000;
 
-/** The schema cache of one project: one JSON file. */
+/** The schema cache: a directory of entries. */
 export class SchemaCache {
   private readonly env: string;
-  private entries: Record<string, Entry> = {};
-  private saving = Promise.resolve();
-  private dirty = false;
+  private hashes = new Map<string, { at: number; hash: Promise<string | undefined> }>();
+  private writes = new Set<Promise<void>>();
 
   constructor(
-    readonly file: string,
+    readonly dir: string,
     versions: Record<string, string>,
   ) {
     this.env = sha256(JSON.stringify({ format: FORMAT, ...versions }));
   }
 
-  /**
-   * The entries that still hold for `specs` (graph id -> module and export), by graph id. A missing, unreadable or
-   * outdated file holds none. Reads and hashes the files asynchronously, each file once.
-   */
-  async load(specs: Map<string, StaticSpec>): Promise<Map<string, StaticSchemas>> {
-    const valid = new Map<string, StaticSchemas>();
-    let parsed: CacheFile;
+  private fileOf(spec: StaticSpec): string {
+    const key = sha256(`${this.env}\0${spec.sourceFile}\0${spec.exportSymbol}`).slice(0, 32);
+    return join(this.dir, `${key}.json`);
+  }
+
+  private hashOf(path: string): Promise<string | undefined> {
+    const now = Date.now();
+    const known = this.hashes.get(path);
+    if (known && now - known.at < HASH_REUSE_MS) return known.hash;
+    const hash = limit(() => readFile(path).then(sha256, () => undefined));
+    this.hashes.set(path, { at: now, hash });
+    return hash;
+  }
+
+  /** The schemas kept for `spec` if they still hold; undefined when missing, unreadable or outdated. */
+  async lookup(spec: StaticSpec): Promise<StaticSchemas | undefined> {
+    let entry: Entry;
     try {
-      parsed = JSON.parse(await readFile(this.file, "utf8")) as CacheFile;
+      entry = JSON.parse(await readFile(this.fileOf(spec), "utf8")) as Entry;
     } catch {
-      return valid;
+      return undefined;
     }
-    if (parsed.format !== FORMAT || parsed.env !== this.env || typeof parsed.graphs !== "object")
-      return valid;
-    const hashes = new Map<string, Promise<string | undefined>>();
-    const hashOf = (path: string) => {
-      let h = hashes.get(path);
-      if (!h) {
-        h = limit(() => readFile(path).then(sha256, () => undefined));
-        hashes.set(path, h);
-      }
-      return h;
-    };
+    if (
+      entry?.format !== FORMAT ||
+      entry.env !== this.env ||
+      entry.spec?.sourceFile !== spec.sourceFile ||
+      entry.spec?.exportSymbol !== spec.exportSymbol ||
+      typeof entry.read !== "object" ||
+      !Array.isArray(entry.missing)
+    ) {
+      return undefined;
+    }
     const exists = (path: string) =>
       stat(path).then(
         () => true,
         () => false,
       );
-    await Promise.all(
-      Object.entries(parsed.graphs).map(async ([graphId, entry]) => {
-        const spec = specs.get(graphId);
-        if (!spec || !sameSpec(spec, entry.spec)) return;
-        const [same, appeared] = await Promise.all([
-          Promise.all(Object.entries(entry.read).map(async ([p, h]) => (await hashOf(p)) === h)),
-          Promise.all(entry.missing.map((p) => limit(() => exists(p)))),
-        ]);
-        if (same.every(Boolean) && !appeared.some(Boolean)) {
-          this.entries[graphId] = entry;
-          valid.set(graphId, entry.result);
-        }
-      }),
-    );
-    return valid;
+    const [same, appeared] = await Promise.all([
+      Promise.all(Object.entries(entry.read).map(async ([p, h]) => (await this.hashOf(p)) === h)),
+      Promise.all(entry.missing.map((p) => limit(() => exists(p)))),
+    ]);
+    return same.every(Boolean) && !appeared.some(Boolean) ? entry.result : undefined;
   }
 
-  /** Keeps a fresh extraction (written by the next `save`). */
-  record(graphId: string, spec: StaticSpec, extracted: Extracted): void {
-    this.entries[graphId] = {
+  /** Writes a fresh extraction's entry (a temporary file renamed over it); rejects when it cannot. */
+  record(spec: StaticSpec, extracted: Extracted): Promise<void> {
+    const entry: Entry = {
+      format: FORMAT,
+      env: this.env,
       spec,
       read: extracted.read,
       missing: extracted.missing,
       result: extracted.result,
     };
-    this.dirty = true;
+    const file = this.fileOf(spec);
+    const tmp = `${file}.${process.pid}.${Math.random().toString(36).slice(2)}.tmp`;
+    const write = (async () => {
+      await mkdir(this.dir, { recursive: true });
+      await writeFile(tmp, JSON.stringify(entry));
+      await rename(tmp, file);
+    })();
+    const tracked = write.catch(() => {});
+    this.writes.add(tracked);
+    void tracked.then(() => this.writes.delete(tracked));
+    return write;
   }
 
-  /**
-   * Writes the file (atomically: a temporary file renamed over it), after any write already under way; rejects when
-   * it cannot (the next save tries again).
-   */
-  save(): Promise<void> {
-    this.saving = this.saving
-      .catch(() => {})
-      .then(async () => {
-        if (!this.dirty) return;
-        this.dirty = false;
-        const body: CacheFile = { format: FORMAT, env: this.env, graphs: this.entries };
-        const tmp = `${this.file}.${process.pid}.tmp`;
-        try {
-          await mkdir(dirname(this.file), { recursive: true });
-          await writeFile(tmp, JSON.stringify(body));
-          await rename(tmp, this.file);
-        } catch (e) {
-          this.dirty = true;
-          throw e;
-        }
-      });
-    return this.saving;
+  /** Waits for the writes under way. */
+  async flush(): Promise<void> {
+    await Promise.all(this.writes);
   }
 }

@@ -382,6 +382,18 @@ export class PostgresThreads implements ThreadStore {
         where += ` AND EXISTS (SELECT 1 FROM ${this.t.runs} WHERE ${attemptIs})`;
       }
     }
-    await this.db.query(`${run}UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where}`, params);
+    const sql = `${run}UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where}`;
+    if (!u.busyWhilePending) {
+      await this.db.query(sql, params);
+      return;
+    }
+    // Whether another run waits is read after taking the thread's row lock, in a statement of its own (so with
+    // a snapshot taken after the lock): a pending run cancelled at this moment (PgRunQueue.requestCancel, under
+    // the same lock) is seen either as cancelled here, or its canceller sees this run ended and settles the
+    // thread. Read in the same statement as the lock, both could miss the other and leave the thread busy.
+    await this.db.tx(async (q) => {
+      await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [id]);
+      await q.query(sql, params);
+    });
   }
 }
