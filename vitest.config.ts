@@ -22,6 +22,8 @@ import { configDefaults, defineConfig } from "vitest/config";
  * - test/security/cp-sandbox.test.ts: the control plane's process sandbox, the same whatever the store.
  * - graph-loading, schemas, ui: how a project's modules are imported, their schemas extracted and their UI
  *   bundled, which happens before and apart from storage (the same code on both backends).
+ * - langchain-cli: `hangar check`, `dev` and `serve` loading the LangChain project as processes (its agents run on
+ *   both backends in langchain-agents.test.ts).
  */
 const EMBEDDED_ONLY = [
   "test/e2e/cli.test.ts",
@@ -31,6 +33,7 @@ const EMBEDDED_ONLY = [
   "test/security/cp-sandbox.test.ts",
   "test/e2e/graph-loading.test.ts",
   "test/e2e/langgraph-0x.test.ts",
+  "test/e2e/langchain-cli.test.ts",
   "test/e2e/schemas.test.ts",
   "test/e2e/ui.test.ts",
 ];

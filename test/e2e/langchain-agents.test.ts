@@ -3,63 +3,14 @@
 // middleware interrupting a tool call, then each decision langchain accepts; a tool writing the store; history,
 // its metadata filter, forks; the run's metadata), deepagents' createDeepAgent delegating to a subagent,
 // createReactAgent, langgraph-supervisor and langgraph-swarm, and one agent per langchain middleware whose effect
-// a client sees. On the embedded backend also `hangar check`, `hangar dev` and `hangar serve` as CLI processes.
+// a client sees. (`hangar check`, `dev` and `serve` as CLI processes: langchain-cli.test.ts.)
 // Where the official server answers the same (schemas, a structured response kept out of the state), the test
 // says so: the behaviour is LangChain's or LangGraph's, not the server's.
 import { randomUUID } from "node:crypto";
-import { join } from "node:path";
 import type { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
-import { BACKEND, ROOT, runHangar, useHangar } from "../helpers/server.ts";
-import { waitFor } from "../helpers/wait.ts";
-
-const PROJECT = join(ROOT, "test/fixtures/langchain-project");
-const CONFIG = join(PROJECT, "langgraph.json");
-const GRAPH_IDS = [
-  "agent",
-  "agent_1_4",
-  "deep",
-  "react",
-  "supervisor",
-  "swarm",
-  "summarizing",
-  "todos",
-  "tool_limit",
-  "model_limit",
-  "fallback",
-  "tool_retry",
-  "context_editing",
-  "pii",
-  "dynamic_prompt",
-  "custom_middleware",
-  "structured",
-];
-
-interface Message {
-  type: string;
-  content: unknown;
-  name?: string;
-  id?: string;
-  status?: string;
-  tool_calls?: { name: string; args: Record<string, unknown> }[];
-  additional_kwargs?: Record<string, unknown>;
-  response_metadata?: Record<string, unknown>;
-}
-interface AgentValues {
-  messages: Message[];
-  [key: string]: unknown;
-}
-
-const human = (content: string) => ({ messages: [{ role: "user", content }] });
-const textOf = (m: Message): string =>
-  typeof m.content === "string" ? m.content : JSON.stringify(m.content);
-/** A conversation as `type: text` lines (a tool message also names its tool), for whole-transcript comparisons. */
-const lines = (v: { messages?: Message[] }): string[] =>
-  (v.messages ?? []).map((m) =>
-    m.tool_calls?.length
-      ? `${m.type}: calls ${m.tool_calls.map((c) => `${c.name} ${JSON.stringify(c.args)}`).join(", ")}`
-      : `${m.type}${m.type === "tool" ? `(${m.name})` : ""}: ${textOf(m)}`,
-  );
+import { CONFIG, GRAPH_IDS, human, lines, textOf, type AgentValues } from "../helpers/langchain-project.ts";
+import { useHangar } from "../helpers/server.ts";
 
 /**
  * Runs `graphId` on a thread (a new one unless given) once per message; returns the thread and what the last
@@ -518,47 +469,6 @@ describe("a LangChain project", () => {
         if (chunk.event === "values") last = chunk.data as AgentValues;
       }
       expect(last?.structuredResponse).toEqual({ city: "Paris", temperature: 21 });
-    });
-  });
-});
-
-// `hangar check`, `hangar dev` and `hangar serve` as the processes users run (on postgres every e2e file already
-// goes through serve). Each fails on the commit before createAgent's .graph was unwrapped (5ba4b98).
-describe.runIf(BACKEND === "embedded")("the CLI loads the LangChain project", () => {
-  it("hangar check passes every graph", async () => {
-    const r = await runHangar(["check", "--config", CONFIG]);
-    for (const graphId of GRAPH_IDS) expect(r.output).toContain(`graph ok: ${graphId} (`);
-    expect(r.code, r.output).toBe(0);
-  });
-
-  /** The HITL interrupt and an approval, through a server the CLI started. */
-  async function approveOnce(client: Client): Promise<void> {
-    const { thread_id } = await client.threads.create();
-    await client.runs.wait(thread_id, "agent", { input: human('call send_email {"to":"a@b.c","body":"x"}') });
-    expect((await client.threads.get(thread_id)).status).toBe("interrupted");
-    const out = (await client.runs.wait(thread_id, "agent", {
-      command: { resume: { decisions: [{ type: "approve" }] } },
-    })) as AgentValues;
-    expect(lines(out).at(-1)).toBe("ai: Done: sent to a@b.c: x");
-  }
-
-  describe("hangar dev", () => {
-    const dev = useHangar({ process: true, command: "dev", config: CONFIG });
-    it("serves the project", async () => {
-      // The list of graphs may be printed just after the "listening" line the harness waits for.
-      await waitFor("the graphs listed in dev's output", () =>
-        GRAPH_IDS.every((graphId) => dev.server.output().includes(graphId)),
-      );
-      await approveOnce(dev.client);
-    });
-  });
-
-  describe("hangar serve (embedded)", () => {
-    const serve = useHangar({ process: true, command: "serve", config: CONFIG });
-    it("serves the project", async () => {
-      await approveOnce(serve.client);
-      const [deep] = await serve.client.assistants.search({ graphId: "deep" });
-      expect(deep.graph_id).toBe("deep");
     });
   });
 });
