@@ -100,6 +100,32 @@ describe("normalising", () => {
     expect(official).toEqual({ s: { properties: { id: { type: "string" } } } });
   });
 
+  it("compares JSON Schema unions whatever their members' order, and still reports a member that differs", () => {
+    const schema = (members: unknown[]) => ({
+      schemas: { definitions: { ContentBlock: { anyOf: members, description: "a block" } } },
+    });
+    const text = { type: "object", properties: { type: { const: "text" }, text: { type: "string" } } };
+    const image = { properties: { type: { const: "image" }, url: { type: "string" } }, type: "object" };
+    const nested = { oneOf: [{ type: "string" }, { type: "number" }] };
+    const nestedSwapped = { oneOf: [{ type: "number" }, { type: "string" }] };
+    // The same members in another order, nested unions too: no difference.
+    expect(compare("s", schema([text, image, nested]), schema([nestedSwapped, image, text]))).toEqual([]);
+    // A member that differs inside is reported, at its place in the ordered union.
+    const imageWithoutUrl = { type: "object", properties: { type: { const: "image" } } };
+    const found = compare("s", schema([text, image]), schema([imageWithoutUrl, text]));
+    expect(found).toEqual([
+      expect.objectContaining({
+        path: "schemas/definitions/ContentBlock/anyOf/1/properties/url",
+        official: { type: "string" },
+        hangar: undefined,
+      }),
+    ]);
+    // A member one side lacks is reported.
+    expect(compare("s", schema([text, image]), schema([text])).length).toBeGreaterThan(0);
+    // Other lists keep their order.
+    expect(compare("s", { s: { enum: ["a", "b"] } }, { s: { enum: ["b", "a"] } }).length).toBe(2);
+  });
+
   it("lists every masked field with a known mask", () => {
     for (const mask of Object.values(MASKED))
       expect(["id", "id-map", "id-keys", "ids-in", "time", "value"]).toContain(mask);

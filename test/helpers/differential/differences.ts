@@ -201,13 +201,6 @@ export const ACCEPTED: readonly Accepted[] = [
 ];
 
 export const PENDING: readonly Pending[] = [
-  // (d) schemas.
-  {
-    scenario: "schemas",
-    path: "schemas */*/definitions/**",
-    issue: "d",
-    why: "the order of unions in message definitions (ContentBlock) follows the TypeScript checker's type ids, which depend on what the compiler loaded before in its worker; for this fixture the official dev server's order differs from Hangar's (the same parser; schemas.test.ts shows equality on its projects)",
-  },
   // r1..: found by this harness, reported.
   ...["threads/copy/**", "threads/search copy by metadata/*/**", "auth threads/alice copies hers/**"].map(
     (at): Pending => ({

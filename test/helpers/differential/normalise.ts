@@ -1,6 +1,7 @@
 // Normalises the two transcripts of a differential scenario (test/helpers/differential/): values are masked by
 // their field name only (MASKED, the one list of masked fields), ids consistently (the same id gets the same
-// placeholder everywhere in a transcript, so which value refers to which is still compared), object keys sorted.
+// placeholder everywhere in a transcript, so which value refers to which is still compared), object keys sorted,
+// and the members of JSON Schema unions (`anyOf`, `oneOf`) sorted (UNORDERED).
 
 /**
  * How the value of a masked field is replaced:
@@ -60,6 +61,42 @@ export const MASKED: Readonly<Record<string, Mask>> = {
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const UUID_ONLY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
+/**
+ * JSON Schema keywords whose list is a set: `anyOf` and `oneOf` validate the same whatever their members' order, as
+ * an object's keys mean the same whatever theirs. Their members are sorted by their canonical JSON (keys sorted,
+ * UUIDs left out), like keys are, and then compared member by member as usual: a member one side lacks or has
+ * otherwise is still a difference. (The TypeScript checker behind both servers' schemas orders a union by its
+ * type ids, which depend on what it loaded before.) `allOf` is a set too but no schema here has one; `enum`,
+ * `required` and `type` lists are compared in order.
+ */
+const UNORDERED = new Set(["anyOf", "oneOf"]);
+
+/**
+ * A value with object keys sorted, UUIDs blanked and unions' members (at any depth) ordered: its JSON is the key by
+ * which a union's members are ordered, so two unions that differ only in their members' order get the same key.
+ */
+function canonical(x: unknown): unknown {
+  if (Array.isArray(x)) return x.map(canonical);
+  if (typeof x === "string") return x.replace(UUID, "");
+  if (!x || typeof x !== "object") return x;
+  return Object.fromEntries(
+    sorted(x).map(([k, y]) => {
+      const c = canonical(y);
+      return [k.replace(UUID, ""), UNORDERED.has(k) && Array.isArray(c) ? byJson(c) : c];
+    }),
+  );
+}
+
+/** A list sorted by its members' JSON. */
+function byJson<T>(list: T[], key: (x: T) => unknown = (x) => x): T[] {
+  const keyed = list.map((x) => [JSON.stringify(key(x)) ?? "", x] as const);
+  keyed.sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  return keyed.map(([, x]) => x);
+}
+
+/** A JSON Schema union's members in canonical order (see UNORDERED). */
+const unordered = (list: unknown[]): unknown[] => byJson(list, canonical);
+
 /** Where each id occurs in a transcript, in traversal order (a path may hold several: `#1`, `#2`). */
 type Occurrences = Map<string, string[]>;
 
@@ -115,7 +152,8 @@ function visit(transcript: unknown, seen: (id: string, path: string) => string):
           .filter(([, x]) => x !== undefined)
           .map(([k, x]) => {
             const mask = Object.hasOwn(MASKED, k) ? MASKED[k] : undefined;
-            return [k, mask && x !== null ? masked(x, mask, [...path, k]) : walk(x, [...path, k])];
+            if (mask && x !== null) return [k, masked(x, mask, [...path, k])];
+            return [k, walk(UNORDERED.has(k) && Array.isArray(x) ? unordered(x) : x, [...path, k])];
           }),
       );
     }
