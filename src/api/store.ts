@@ -68,7 +68,7 @@ export function storeRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         store.getItem(namespace, req.query.key, { refreshTtl: refreshTtl && !filter }),
       );
       checkExisting(filter, item);
-      if (item && filter && refreshTtl) await store.getItem(namespace, req.query.key, { refreshTtl });
+      if (item && filter && refreshTtl) await store.refreshTtl([item]);
       return item ? itemOut(item) : null;
     });
 
@@ -96,7 +96,7 @@ export function storeRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         b.offset,
         b.limit,
       );
-      if (refreshTtl) for (const i of items) await store.getItem(i.namespace, i.key, { refreshTtl });
+      if (refreshTtl) await store.refreshTtl(items);
       return { items: items.map(itemOut) };
     });
 

@@ -125,7 +125,11 @@ export interface ThreadStore {
   delete(id: string): Promise<boolean>;
   search(q: ThreadSearch): Promise<Thread[]>;
   count(q: Omit<ThreadSearch, "limit" | "offset" | "sort_by" | "sort_order">): Promise<number>;
-  /** Copies the thread row, its checkpoints and pending writes under a new id, atomically. */
+  /**
+   * Copies the thread's checkpoints and pending writes under a new id, atomically, with a new thread row as the
+   * official server makes it: the source's metadata merged with `metadata`, `idle`, no config, values or
+   * interrupts of its own (its state comes from the copied checkpoints).
+   */
   copy(sourceId: string, newId: string, metadata: Json): Promise<Thread | null>;
   /** Sets (or clears, with null) the thread's TTL, counted from now. */
   setTtl(id: string, ttl: { ttl: number; strategy: "delete" | "keep_latest" } | null): Promise<void>;
@@ -262,6 +266,8 @@ export interface ItemStore extends BaseStore {
   getItem(namespace: string[], key: string, opts: ReadOptions): Promise<Item | null>;
   searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]>;
   listNamespacesPage(q: NamespaceQuery): Promise<string[][]>;
+  /** Restarts the TTL of these items (those that have one), in one statement or transaction. */
+  refreshTtl(items: { namespace: string[]; key: string }[]): Promise<void>;
   /** Deletes expired items; returns how many. */
   sweep(): Promise<number>;
 }

@@ -860,6 +860,16 @@ describe("store", () => {
     expect((await expiresAt()).getTime()).toBeLessThan(Date.now() + 2 * 60_000);
     await s.searchItems({ namespacePrefix: ns, limit: 10 } as never, {});
     expect((await expiresAt()).getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
+    // What the store routes call under an auth filter, for the items a user may see (one statement).
+    await admin.query(
+      `UPDATE ${ident(schema)}.store_items SET expires_at = now() + interval '1 minute' WHERE namespace = $1 AND key = 'long'`,
+      [ns],
+    );
+    await s.refreshTtl([
+      { namespace: ns, key: "long" },
+      { namespace: ns, key: "forever" },
+    ]);
+    expect((await expiresAt()).getTime()).toBeGreaterThan(Date.now() + 9 * 60_000);
     const forever = await admin.query(
       `SELECT expires_at FROM ${ident(schema)}.store_items WHERE namespace = $1 AND key = 'forever'`,
       [ns],
@@ -998,13 +1008,17 @@ describe("checkpoints of a real graph", () => {
     const src = id();
     await storage.threads.create({ thread_id: src, metadata: { origin: "src", keep: 1 } });
     await graph.invoke({ log: ["one"] }, cfg(src));
-    await storage.threads.setState(src, { status: "idle", values: { log: ["one", "a", "inner"] } });
+    await storage.threads.setState(src, { status: "interrupted", values: { log: ["one", "a", "inner"] } });
     const dst = id();
     const copy = (await storage.threads.copy(src, dst, { origin: "copy" }))!;
+    // The row is new, as the official copy makes it: idle, no config, values or interrupts of its own.
     expect(copy).toMatchObject({
       thread_id: dst,
       metadata: { origin: "copy", keep: 1 },
-      values: { log: ["one", "a", "inner"] },
+      status: "idle",
+      config: {},
+      values: null,
+      interrupts: {},
     });
     expect(await storage.threads.get(dst)).toEqual(copy);
     expect(await checkpointRows(dst)).toEqual(await checkpointRows(src));
@@ -1421,7 +1435,7 @@ describe("lost connections", () => {
     await warm();
     expect(await terminate()).toBeGreaterThanOrEqual(1);
     const copy = id();
-    expect((await storage.threads.copy(tid, copy, {}))?.status).toBe("busy");
+    expect((await storage.threads.copy(tid, copy, {}))?.status).toBe("idle");
     await graph.invoke({ log: ["y"] }, { configurable: { thread_id: copy } });
     expect((await graph.getState({ configurable: { thread_id: copy } })).values.log).toHaveLength(6);
 

@@ -113,12 +113,16 @@ export class PostgresStore extends BaseStore implements ItemStore {
   private async refresh(rows: Row[], opts: ReadOptions): Promise<void> {
     if (opts.refreshTtl === false) return;
     const withTtl = rows.filter((r) => r.ttl_minutes);
-    if (!withTtl.length) return;
+    await this.refreshTtl(withTtl.map((r) => ({ namespace: r.namespace, key: r.key })));
+  }
+
+  async refreshTtl(items: { namespace: string[]; key: string }[]): Promise<void> {
+    if (!items.length) return;
     await this.db.query(
       `UPDATE ${this.table} s SET expires_at = $1::timestamptz + s.ttl_minutes * interval '1 minute'
        FROM jsonb_to_recordset($2::jsonb) AS r(namespace text[], key text)
        WHERE s.namespace = r.namespace AND s.key = r.key AND s.ttl_minutes IS NOT NULL AND s.ttl_minutes <> 0`,
-      [now(), jsonb(withTtl.map((r) => ({ namespace: r.namespace, key: r.key })))],
+      [now(), jsonb(items)],
     );
   }
 

@@ -124,6 +124,16 @@ export class SqliteStore extends BaseStore implements ItemStore {
     for (const r of withTtl) upd.run(this.expiry(r.ttl_minutes), r.namespace, r.key);
   }
 
+  async refreshTtl(items: { namespace: string[]; key: string }[]): Promise<void> {
+    if (!items.length) return;
+    this.begin();
+    const upd = this.stmt(
+      "UPDATE store_items SET expires_at = ? + ttl_minutes * 60000 WHERE namespace = ? AND key = ? AND ttl_minutes",
+    );
+    const now = Date.now();
+    for (const i of items) upd.run(now, encode(i.namespace), i.key);
+  }
+
   async getItem(namespace: string[], key: string, opts: ReadOptions): Promise<Item | null> {
     const r = this.stmt(
       "SELECT * FROM store_items WHERE namespace = ? AND key = ? AND (expires_at IS NULL OR expires_at > ?)",
