@@ -126,6 +126,25 @@ describe("normalising", () => {
     expect(compare("s", { s: { enum: ["a", "b"] } }, { s: { enum: ["b", "a"] } }).length).toBe(2);
   });
 
+  it("masks the TypeScript checker's symbol ids in schema property names, and compares the symbols' names", () => {
+    const removeMessage = (key: string) => ({
+      s: {
+        definitions: {
+          RemoveMessage: { properties: { [key]: {}, id: { type: "string" } }, required: [key] },
+        },
+      },
+    });
+    expect(compare("s", removeMessage("__@toStringTag@238"), removeMessage("__@toStringTag@868"))).toEqual(
+      [],
+    );
+    const other = compare("s", removeMessage("__@toStringTag@238"), removeMessage("__@iterator@238"));
+    expect(other.map((d) => d.path).sort()).toEqual([
+      "s/definitions/RemoveMessage/properties/__@iterator@<id>",
+      "s/definitions/RemoveMessage/properties/__@toStringTag@<id>",
+      "s/definitions/RemoveMessage/required/0",
+    ]);
+  });
+
   it("lists every masked field with a known mask", () => {
     for (const mask of Object.values(MASKED))
       expect(["id", "id-map", "id-keys", "ids-in", "time", "value"]).toContain(mask);

@@ -1,7 +1,8 @@
 // Normalises the two transcripts of a differential scenario (test/helpers/differential/): values are masked by
 // their field name only (MASKED, the one list of masked fields), ids consistently (the same id gets the same
 // placeholder everywhere in a transcript, so which value refers to which is still compared), object keys sorted,
-// and the members of JSON Schema unions (`anyOf`, `oneOf`) sorted (UNORDERED).
+// the members of JSON Schema unions (`anyOf`, `oneOf`) sorted (UNORDERED), and the TypeScript checker's symbol ids
+// in schema property names masked (SYMBOL).
 
 /**
  * How the value of a masked field is replaced:
@@ -62,6 +63,15 @@ const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;
 const UUID_ONLY = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 /**
+ * A property keyed by a symbol as the TypeScript checker names it in a schema, `__@toStringTag@238`: the number is
+ * the checker's id of the symbol, which depends on what the compiler loaded before (as the order of unions does).
+ * The id is masked, `__@toStringTag@<id>`, in keys and in strings that are such a name (a `required` list), the
+ * symbol's name still compared.
+ */
+const SYMBOL = /^(__@[^@]+@)\d+$/;
+const symbolName = (s: string) => s.replace(SYMBOL, "$1<id>");
+
+/**
  * JSON Schema keywords whose list is a set: `anyOf` and `oneOf` validate the same whatever their members' order, as
  * an object's keys mean the same whatever theirs. Their members are sorted by their canonical JSON (keys sorted,
  * UUIDs left out), like keys are, and then compared member by member as usual: a member one side lacks or has
@@ -77,12 +87,12 @@ const UNORDERED = new Set(["anyOf", "oneOf"]);
  */
 function canonical(x: unknown): unknown {
   if (Array.isArray(x)) return x.map(canonical);
-  if (typeof x === "string") return x.replace(UUID, "");
+  if (typeof x === "string") return symbolName(x).replace(UUID, "");
   if (!x || typeof x !== "object") return x;
   return Object.fromEntries(
     sorted(x).map(([k, y]) => {
       const c = canonical(y);
-      return [k.replace(UUID, ""), UNORDERED.has(k) && Array.isArray(c) ? byJson(c) : c];
+      return [symbolName(k).replace(UUID, ""), UNORDERED.has(k) && Array.isArray(c) ? byJson(c) : c];
     }),
   );
 }
@@ -153,11 +163,12 @@ function visit(transcript: unknown, seen: (id: string, path: string) => string):
           .map(([k, x]) => {
             const mask = Object.hasOwn(MASKED, k) ? MASKED[k] : undefined;
             if (mask && x !== null) return [k, masked(x, mask, [...path, k])];
-            return [k, walk(UNORDERED.has(k) && Array.isArray(x) ? unordered(x) : x, [...path, k])];
+            const key = symbolName(k);
+            return [key, walk(UNORDERED.has(k) && Array.isArray(x) ? unordered(x) : x, [...path, key])];
           }),
       );
     }
-    return v;
+    return typeof v === "string" ? symbolName(v) : v;
   };
   return walk(transcript, []);
 }
