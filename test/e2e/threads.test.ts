@@ -1,6 +1,7 @@
 // End-to-end tests of /threads through the official SDK: CRUD, supersteps, search, copy, state, history, status.
 import { randomUUID } from "node:crypto";
 import { beforeAll, describe, expect, it } from "vitest";
+import type { Thread } from "@langchain/langgraph-sdk";
 import { getJson, httpError, postJson, unique } from "../helpers/http.ts";
 import { useHangar } from "../helpers/server.ts";
 
@@ -408,6 +409,33 @@ describe("copy", () => {
     const copyHistoryAfter = await hangar.client.threads.getHistory(copy.thread_id, { limit: 100 });
     await chat(original.thread_id, "only on the original");
     expect(await hangar.client.threads.getHistory(copy.thread_id, { limit: 100 })).toEqual(copyHistoryAfter);
+  });
+
+  it("a copy is a new thread row as the official copy makes it: idle, no config or values of its own", async () => {
+    const original = await hangar.client.threads.create({ metadata: { tag: unique("copy-row") } });
+    await chat(original.thread_id, "first question");
+    const source = await hangar.client.threads.get(original.thread_id);
+    expect(source.values).not.toEqual({});
+    expect(source.config).not.toEqual({});
+
+    const copy = await hangar.client.threads.copy(original.thread_id);
+    const row = (t: Thread) => ({
+      status: t.status,
+      config: t.config,
+      values: t.values,
+      metadata: t.metadata,
+    });
+    const expected = {
+      status: "idle",
+      config: {},
+      values: {},
+      metadata: { ...source.metadata, thread_id: copy.thread_id },
+    };
+    expect(row(copy)).toEqual(expected);
+    expect(row(await hangar.client.threads.get(copy.thread_id))).toEqual(expected);
+    // Its state comes from the copied checkpoints.
+    const state = await hangar.client.threads.getState(copy.thread_id);
+    expect(state.values).toEqual((await hangar.client.threads.getState(original.thread_id)).values);
   });
 
   it("copy of a missing thread is 404", async () => {

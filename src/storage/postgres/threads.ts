@@ -148,7 +148,7 @@ export class PostgresThreads implements ThreadStore {
       const { rows } = await q.query(
         `INSERT INTO ${t.threads} (thread_id, created_at, updated_at, state_updated_at, metadata, status, config,
            "values", interrupts, error)
-         SELECT $1, $2, $2, $2, metadata || $3::jsonb, status, config, "values", interrupts, error
+         SELECT $1, $2, $2, $2, metadata || $3::jsonb, 'idle', '{}'::jsonb, NULL, '{}'::jsonb, NULL
          FROM ${t.threads} WHERE thread_id = $4
          RETURNING *`,
         [newId, ts, jsonb(metadata ?? {}), sourceId],

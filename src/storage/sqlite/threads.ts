@@ -115,7 +115,7 @@ export class SqliteThreads implements ThreadStore {
       const ts = now();
       const row = this.stmt(
         `INSERT INTO threads (thread_id, created_at, updated_at, state_updated_at, metadata, status, config, "values", interrupts, error)
-         SELECT ?, ?, ?, ?, json_merge_top(metadata, ?), status, config, "values", interrupts, error FROM threads WHERE thread_id = ?
+         SELECT ?, ?, ?, ?, json_merge_top(metadata, ?), 'idle', '{}', NULL, '{}', NULL FROM threads WHERE thread_id = ?
          RETURNING *`,
       ).get(newId, ts, ts, ts, JSON.stringify(metadata), sourceId);
       if (!row) return null;

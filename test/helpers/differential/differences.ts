@@ -202,20 +202,6 @@ export const ACCEPTED: readonly Accepted[] = [
 
 export const PENDING: readonly Pending[] = [
   // r1..: found by this harness, reported.
-  ...["threads/copy/**", "threads/search copy by metadata/*/**", "auth threads/alice copies hers/**"].map(
-    (at): Pending => ({
-      scenario: at.startsWith("auth") ? "auth threads" : "threads",
-      path: at.slice(at.indexOf("/") + 1),
-      issue: "r3",
-      why: "a copy keeps the source's values, status and config (its configurable: user-agent, langgraph_auth_*); the official copy has `config: {}` and no values of its own",
-    }),
-  ),
-  {
-    scenario: "auth threads",
-    path: "alice searches again/1/**",
-    issue: "r3",
-    why: "a copy (the second thread found) keeps the source's values, status and config",
-  },
   {
     scenario: "*",
     path: "**/tasks/*/result/messages/*/{id,tool_call_chunks}",
