@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { StartedRun } from "../runs/service.js";
+import { isResumable } from "../runs/kwargs.js";
 import { serialize, type EventSource, type StreamEvent, type StreamFrom } from "../streams/channel.js";
 import { SseWriter } from "../streams/sse.js";
 import type { Json, Run } from "../storage/types.js";
@@ -257,7 +258,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         const run = await storage.runs.get(thread_id, run_id);
         if (!run) throw notFound(`Run "${run_id}" not found in thread "${thread_id}"`);
         const log = runs.runLog(run);
-        const resumable = Boolean((run.kwargs as { stream_resumable?: boolean }).stream_resumable);
+        const resumable = isResumable(run.kwargs);
         const last = lastEventId(req);
         // Without stream_resumable, a join sees only what comes after it (seed §4); with it, Last-Event-ID
         // resumes right after that event and -1 replays everything kept.

@@ -26,6 +26,7 @@ import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { AddressPolicy } from "./net-policy.js";
+import { isResumable } from "./kwargs.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -194,7 +195,7 @@ export class ClusterRunManager implements RunService {
     const r = await this.queue.requestCancel(runId, action);
     if (!r) return false;
     if (r.was === "pending") {
-      const resumable = Boolean((r.run.kwargs as Json).stream_resumable);
+      const resumable = isResumable(r.run.kwargs);
       const payload: EndPayload = { status: "interrupted", output: null };
       this.broker.finish(runId, resumable, payload);
       this.finished.emit("interrupted");
@@ -252,7 +253,7 @@ export class ClusterRunManager implements RunService {
   }
 
   runLog(run: Run): EventSource | undefined {
-    const resumable = Boolean((run.kwargs as Json).stream_resumable);
+    const resumable = isResumable(run.kwargs);
     if (FINAL(run.status) && !resumable) return undefined;
     return this.broker.get(run.run_id);
   }
@@ -325,7 +326,7 @@ export class ClusterRunManager implements RunService {
 
   private async execute(ex: Executing): Promise<void> {
     const { run } = ex;
-    const resumable = Boolean((run.kwargs as Json).stream_resumable);
+    const resumable = isResumable(run.kwargs);
     const channel = this.broker.open(run.run_id);
     let result: RunResult;
     try {
@@ -404,7 +405,7 @@ export class ClusterRunManager implements RunService {
         message: `run stopped ${run.attempt} times without finishing`,
       };
       // Its thread was set to error in the same statement (LeasedRunQueue.sweepExpired).
-      const resumable = Boolean((run.kwargs as Json).stream_resumable);
+      const resumable = isResumable(run.kwargs);
       this.broker.finish(run.run_id, resumable, { status: "error", output: { __error__: error }, error });
     }
     if (requeued.length) {

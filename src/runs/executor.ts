@@ -4,6 +4,7 @@ import type { AnyGraph } from "../graphs/registry.js";
 import { serializeError } from "../lib/serde.js";
 import type { Logger } from "../lib/logger.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
+import { durabilityOf } from "./kwargs.js";
 import {
   PROTOCOL_EVENT,
   PROTOCOL_MODE,
@@ -12,6 +13,11 @@ import {
   rootValues,
 } from "./protocol-run.js";
 
+/**
+ * A run's execution arguments, its record's `kwargs`, in the official server's shape. Records written by earlier
+ * Hangar versions have `stream_resumable` for `resumable` (read with isResumable), nulls for an absent `command` or
+ * `webhook`, `durability` always, no `temporary`, and possibly `metadata` beside `config`.
+ */
 export interface RunKwargs {
   input?: unknown;
   command?: { update?: unknown; resume?: unknown; goto?: unknown } | null;
@@ -28,9 +34,16 @@ export interface RunKwargs {
   subgraphs: boolean;
   interrupt_before?: "*" | string[] | null;
   interrupt_after?: "*" | string[] | null;
-  durability: "sync" | "async" | "exit";
+  /** Left out when it is the default (durabilityOf). */
+  durability?: "sync" | "async" | "exit";
+  /** The request's `stream_resumable` (isResumable). */
+  resumable?: boolean;
+  /** What earlier Hangar versions recorded for `resumable`. */
   stream_resumable?: boolean;
+  /** A run with no thread, which is deleted when the run ends. */
+  temporary?: boolean;
   webhook?: string | null;
+  feedback_keys?: string[];
 }
 
 export interface RunOutcome {
@@ -123,7 +136,7 @@ export async function executeRun(
     streamMode: [...libModes],
     subgraphs: sub,
     signal,
-    durability: kwargs.durability,
+    durability: durabilityOf(kwargs),
   };
   if (kwargs.interrupt_before) options.interruptBefore = kwargs.interrupt_before;
   if (kwargs.interrupt_after) options.interruptAfter = kwargs.interrupt_after;

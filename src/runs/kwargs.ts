@@ -78,18 +78,45 @@ export function buildKwargs(
   const tags = [...((aConfig.tags as string[]) ?? []), ...((bConfig.tags as string[]) ?? [])];
   const recursion = (bConfig.recursion_limit ?? aConfig.recursion_limit) as number | undefined;
   const modes = Array.isArray(body.stream_mode) ? body.stream_mode : [body.stream_mode];
-  const context = { ...(assistant.context ?? {}), ...(body.context ?? {}) };
+  const config: RunKwargs["config"] = { ...aConfig, ...bConfig, configurable, metadata };
+  if (tags.length) config.tags = tags;
+  else delete config.tags;
+  if (recursion !== undefined) config.recursion_limit = recursion;
+  const feedback = body.feedback_keys?.length ? body.feedback_keys : undefined;
+  const onCompletion = "on_completion" in body ? body.on_completion : undefined;
+  // The official run record's kwargs, field by field (fields it would leave undefined are left out).
   return {
     input: body.input,
-    command: body.command ?? null,
-    config: { ...aConfig, ...bConfig, configurable, tags, recursion_limit: recursion, metadata },
-    context: Object.keys(context).length ? context : undefined,
+    command: body.command,
+    config,
+    context: { ...(assistant.context ?? {}), ...(body.context ?? {}) },
     stream_mode: [...new Set(modes)],
-    subgraphs: body.stream_subgraphs,
     interrupt_before: body.interrupt_before,
     interrupt_after: body.interrupt_after,
-    durability: body.durability,
-    stream_resumable: body.stream_resumable,
-    webhook: body.webhook ?? null,
+    webhook: body.webhook ?? undefined,
+    feedback_keys: feedback,
+    // A run with no thread whose thread goes when it ends.
+    temporary: threadId === null && (onCompletion ?? "delete") === "delete",
+    subgraphs: body.stream_subgraphs,
+    resumable: body.stream_resumable,
+    // The official dev server records no durability (it does not honour one); Hangar keeps one that is not the
+    // default, so the record says how the run checkpoints.
+    durability: body.durability === DEFAULT_DURABILITY ? undefined : body.durability,
   };
 }
+
+/** How a run checkpoints when its request does not say. */
+export const DEFAULT_DURABILITY = "async";
+
+/**
+ * Whether a run's events can be joined from the start (`stream_resumable` of its request): `resumable` in its
+ * kwargs, or `stream_resumable` in records written by earlier Hangar versions.
+ */
+export const isResumable = (kwargs: unknown): boolean => {
+  const k = (kwargs ?? {}) as { resumable?: unknown; stream_resumable?: unknown };
+  return Boolean(k.resumable ?? k.stream_resumable);
+};
+
+/** A run's durability: the one it recorded, else the default (records leave the default out). */
+export const durabilityOf = (kwargs: RunKwargs): "sync" | "async" | "exit" =>
+  kwargs.durability ?? DEFAULT_DURABILITY;

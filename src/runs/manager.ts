@@ -21,7 +21,7 @@ import {
   type RunDeps,
   type RunResult,
 } from "./execute-job.js";
-import { buildKwargs } from "./kwargs.js";
+import { buildKwargs, isResumable } from "./kwargs.js";
 import { LocalRunQueue } from "./local-queue.js";
 import { admitRun, checkRunBody, keptRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { AddressPolicy } from "./net-policy.js";
@@ -356,7 +356,7 @@ export class RunManager implements RunService {
       // A run that had started resumes from its last checkpoint rather than replaying its input.
       const resumed: RunKwargs =
         run.status === "running" ? { ...kwargs, input: null, command: null } : kwargs;
-      const resumable = Boolean((run.kwargs as Json).stream_resumable);
+      const resumable = isResumable(run.kwargs);
       // A run still waiting for its after_seconds waits out what is left of it.
       const wait = run.not_before ? Math.max(0, (Date.parse(run.not_before) - Date.now()) / 1000) : 0;
       this.queue.add(this.newJob(run, assistant, resumed, false, run.attempt, resumable), wait);

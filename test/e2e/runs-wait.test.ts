@@ -80,6 +80,65 @@ describe("runs wait", () => {
     expect(state.metadata).toMatchObject({ purpose: "e2e", tenant: "acme" });
   });
 
+  it("records the run's kwargs in the official shape", async () => {
+    const kwargsOf = (run: object) => (run as { kwargs: Record<string, any> }).kwargs;
+    const { thread_id } = await hangar.client.threads.create();
+    const plain = await hangar.client.runs.create(thread_id, "research", { input: { topic: "ants" } });
+    expect(kwargsOf(plain)).toEqual({
+      input: { topic: "ants" },
+      config: {
+        configurable: expect.objectContaining({ thread_id, run_id: plain.run_id, graph_id: "research" }),
+        metadata: expect.any(Object),
+      },
+      context: {},
+      stream_mode: ["values"],
+      temporary: false,
+      subgraphs: false,
+      resumable: false,
+    });
+    await hangar.client.runs.join(thread_id, plain.run_id);
+    // The stored record is the same (the list and the get read it back).
+    expect(kwargsOf(await hangar.client.runs.get(thread_id, plain.run_id))).toEqual(kwargsOf(plain));
+
+    const given = await hangar.client.runs.create(thread_id, "research", {
+      input: { topic: "moths" },
+      config: { tags: ["t1"], recursion_limit: 40 },
+      context: { user: "u2" },
+      streamMode: ["updates"],
+      streamResumable: true,
+      streamSubgraphs: true,
+      durability: "exit",
+      interruptBefore: ["write"],
+      feedbackKeys: ["score"],
+    });
+    const k = kwargsOf(given);
+    expect(k).toMatchObject({
+      config: { tags: ["t1"], recursion_limit: 40 },
+      context: { user: "u2" },
+      stream_mode: ["updates"],
+      resumable: true,
+      subgraphs: true,
+      temporary: false,
+      interrupt_before: ["write"],
+      feedback_keys: ["score"],
+      // The official dev server records no durability; Hangar keeps one that is not the default.
+      durability: "exit",
+    });
+    expect(k).not.toHaveProperty("stream_resumable");
+    await hangar.client.runs.join(thread_id, given.run_id);
+
+    // A run with no thread, whose thread goes when it ends, is temporary; one kept is not.
+    const gone = await hangar.client.runs.create(null, "research", { input: { topic: "gnats" } });
+    expect(kwargsOf(gone)).toMatchObject({ temporary: true, resumable: false });
+    const kept = await hangar.client.runs.create(null, "research", {
+      input: { topic: "flies" },
+      // The API's value (the SDK's type names other ones).
+      onCompletion: "keep" as never,
+    });
+    expect(kwargsOf(kept).temporary).toBe(false);
+    await hangar.client.runs.join(kept.thread_id, kept.run_id);
+  });
+
   it("stateless POST /runs/wait returns the output", async () => {
     const out = (await hangar.client.runs.wait(null, "research", {
       input: { topic: "bats" },

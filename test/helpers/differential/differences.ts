@@ -210,19 +210,6 @@ export const PENDING: readonly Pending[] = [
     why: "a chat model's message as a node returns it has no id (and is not a chunk): the model is not run through callbacks unless events or messages are streamed",
   },
   {
-    scenario: "*",
-    path: "**/kwargs/{command,context,durability,resumable,stream_resumable,temporary,webhook}",
-    issue: "r8",
-    why: "run records' `kwargs` differ in shape: `stream_resumable` for `resumable`, no `temporary` or `context`, nulls for `command` and `webhook`",
-  },
-  {
-    scenario: "*",
-    path: "**/kwargs/config/tags",
-    only: "hangar",
-    issue: "r8",
-    why: "run records' `kwargs.config` has `tags: []`, which the official leaves out",
-  },
-  {
     scenario: "time-travel",
     path: "state after replay/metadata/{checkpoint_map,checkpoint_ns}",
     issue: "r10",
