@@ -165,7 +165,12 @@ async function embeddedBackend(
   });
   try {
     const graphs = await graphsFor(storage);
-    const broker = new StreamBroker(env.server.resumableTtlSeconds * 1000);
+    const broker = new StreamBroker(
+      env.server.resumableTtlSeconds * 1000,
+      undefined,
+      undefined,
+      env.server.threadLogsCacheBytes,
+    );
     const runs = new RunManager(storage, graphs, broker, log, {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: env.server.maxAttempts,

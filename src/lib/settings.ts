@@ -57,6 +57,14 @@ const SERVER = {
     type: "positive integer",
     default: 600,
   }),
+  threadLogsCacheBytes: envVar("HANGAR_THREAD_LOGS_CACHE_BYTES", intAtLeast(0), {
+    doc:
+      "embedded backend: memory for the event logs of idle threads (no run in progress, no open thread stream), " +
+      "which thread streams replay with `Last-Event-ID`; past it, the logs of the threads idle longest are dropped " +
+      "(on the scale-out backend thread logs live in Redis)",
+    type: "integer ≥ 0 (bytes)",
+    default: 8 * 1024 * 1024,
+  }),
   streamBufferBytes: envVar("HANGAR_STREAM_BUFFER_BYTES", positiveInt, {
     doc:
       "bytes an event stream writes ahead of what its client has read (beyond the kernel's socket buffers); past " +

@@ -178,6 +178,8 @@ export class RunManager implements RunService {
 
   private async execute(job: Job): Promise<void> {
     const { run } = job;
+    // The thread's log stays in memory while the run is in progress (until its end is announced).
+    const release = run.thread_id ? this.broker.holdThread(run.thread_id) : undefined;
     let result: RunResult;
     try {
       result = await this.runJob(job);
@@ -190,6 +192,7 @@ export class RunManager implements RunService {
     const status = job.cancelAction ? "interrupted" : result.status;
     this.finished.emit(status);
     announceEnd(this.deps, run, result, status);
+    release?.();
     job.resolve(result);
     if (run.thread_id) this.queue.release(run.thread_id);
   }

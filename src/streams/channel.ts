@@ -1,5 +1,6 @@
 // In-process event logs: a run's events (one publisher, any number of subscribers, resumable by event id)
-// and a thread's events (every run on the thread, lifecycle and state updates; bounded, never closed).
+// and a thread's events (every run on the thread, lifecycle and state updates; bounded; an idle thread's log is
+// kept only within a cache of bounded size).
 import { toJson } from "../lib/serde.js";
 
 export interface StreamEvent {
@@ -41,6 +42,11 @@ export interface Broker {
   thread(threadId: string): EventSink & EventSource;
   /** Forgets a deleted thread's log (open subscribers end). */
   dropThread(threadId: string): void;
+  /**
+   * Keeps the thread's log in memory until the returned function is called (a run in progress on the thread):
+   * a log with no holder and no subscriber may be dropped once idle logs exceed their cache.
+   */
+  holdThread(threadId: string): () => void;
   close(): Promise<void>;
 }
 
@@ -78,6 +84,10 @@ export function serialize(data: unknown): string {
   return entry.json;
 }
 
+/** What an event costs beside its data, and a log beside its events (estimates, for the cache's accounting). */
+const EVENT_OVERHEAD = 100;
+const LOG_OVERHEAD = 400;
+
 export class EventLog implements EventSource, EventSink {
   private events: StreamEvent[] = [];
   /** Id of events[0]; older events were dropped by retention. */
@@ -95,7 +105,15 @@ export class EventLog implements EventSource, EventSink {
   constructor(
     private maxEvents = Infinity,
     private maxBytes = Infinity,
-  ) {}
+    firstId = 0,
+  ) {
+    this.base = firstId;
+  }
+
+  /** About the memory the kept events take (their data, plus a little per event). */
+  get size(): number {
+    return this.bytes + this.events.length * EVENT_OVERHEAD;
+  }
 
   /** Appends an event; returns its id. */
   publish(event: string, data: unknown): number {
@@ -177,19 +195,66 @@ export class RunChannel extends EventLog {
   }
 }
 
-/** Registry of run logs (kept after the run for resumable streams) and thread logs. */
+/**
+ * A thread's log, as the broker keeps it: in use while a run on the thread holds it or a client reads it; the
+ * broker is told when it becomes idle or changes while idle (see StreamBroker).
+ */
+class ThreadLog extends EventLog {
+  /** Holders (runs in progress) and subscribers. */
+  users = 0;
+
+  constructor(
+    readonly threadId: string,
+    private broker: StreamBroker,
+    maxEvents: number,
+    maxBytes: number,
+    firstId: number,
+  ) {
+    super(maxEvents, maxBytes, firstId);
+  }
+
+  override publishRaw(event: string, data: string): number {
+    const id = super.publishRaw(event, data);
+    if (this.users === 0) this.broker.idled(this);
+    return id;
+  }
+
+  override async *subscribe(from: StreamFrom = 0, signal?: AbortSignal): AsyncGenerator<StreamEvent> {
+    this.broker.use(this);
+    try {
+      yield* super.subscribe(from, signal);
+    } finally {
+      this.broker.unuse(this);
+    }
+  }
+}
+
+/**
+ * Registry of run logs (kept after the run for resumable streams) and thread logs. A thread's log stays while
+ * a run on the thread holds it or a client reads it; idle, it goes into a cache bounded in size (the logs idle
+ * longest are dropped first), so memory follows what is active, not every thread ever served. A thread's log
+ * made again after one was dropped numbers its events after every id a dropped log used, so a client resuming
+ * with an older Last-Event-ID gets all of the new log.
+ */
 export class StreamBroker implements Broker {
   private runs = new Map<string, RunChannel>();
-  private threads = new Map<string, EventLog>();
+  private threads = new Map<string, ThreadLog>();
+  /** The idle thread logs, idle longest first, with the size each was counted at; and their sum. */
+  private idle = new Map<ThreadLog, number>();
+  private idleBytes = 0;
+  /** Above every event id of a dropped thread log: where a thread's next log starts. */
+  private nextFirstId = 0;
 
   /**
    * @param resumableTtlMs how long a resumable run's events stay joinable after it ends
    * @param threadLogEvents, @param threadLogBytes the latest events each thread's log keeps for replay
+   * @param idleThreadLogBytes the size of the idle thread logs kept, in all (HANGAR_THREAD_LOGS_CACHE_BYTES)
    */
   constructor(
     private resumableTtlMs = 10 * 60_000,
     private threadLogEvents = 2_000,
     private threadLogBytes = 2 * 1024 * 1024,
+    private idleThreadLogBytes = 8 * 1024 * 1024,
   ) {}
 
   open(runId: string): RunChannel {
@@ -213,20 +278,88 @@ export class StreamBroker implements Broker {
     setTimeout(() => this.runs.delete(runId), resumable ? this.resumableTtlMs : 1000).unref();
   }
 
-  /** The thread's log (created on first use). */
+  /** The thread's log (created on first use: idle until held or read). */
   thread(threadId: string): EventLog {
     let log = this.threads.get(threadId);
     if (!log) {
-      log = new EventLog(this.threadLogEvents, this.threadLogBytes);
+      log = new ThreadLog(threadId, this, this.threadLogEvents, this.threadLogBytes, this.nextFirstId);
       this.threads.set(threadId, log);
+      this.idled(log);
     }
     return log;
   }
 
-  /** Forgets a deleted thread's log (open subscribers end). */
+  holdThread(threadId: string): () => void {
+    const log = this.thread(threadId) as ThreadLog;
+    this.use(log);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      this.unuse(log);
+    };
+  }
+
+  /** Forgets a deleted thread's log (open subscribers end); a thread made again with its id starts afresh. */
   dropThread(threadId: string): void {
-    this.threads.get(threadId)?.close();
+    const log = this.threads.get(threadId);
+    if (!log) return;
+    this.unidle(log);
     this.threads.delete(threadId);
+    log.close();
+  }
+
+  /** Idle thread logs kept, and their size (for tests and metrics). */
+  idleThreadLogs(): { count: number; bytes: number } {
+    return { count: this.idle.size, bytes: this.idleBytes };
+  }
+
+  /** @internal A holder or subscriber starts using the log: it is no longer idle. */
+  use(log: ThreadLog): void {
+    log.users++;
+    this.unidle(log);
+    this.attach(log);
+  }
+
+  /** @internal A holder or subscriber is done with the log. */
+  unuse(log: ThreadLog): void {
+    if (--log.users === 0) this.idled(log);
+  }
+
+  /** @internal The log is idle (or changed while idle): it goes last in the cache, which is then trimmed. */
+  idled(log: ThreadLog): void {
+    if (!this.attach(log)) return;
+    this.unidle(log);
+    const size = log.size + LOG_OVERHEAD;
+    this.idle.set(log, size);
+    this.idleBytes += size;
+    for (const oldest of this.idle.keys()) {
+      if (this.idleBytes <= this.idleThreadLogBytes) break;
+      this.forget(oldest);
+    }
+  }
+
+  /**
+   * Whether `log` is its thread's log. One dropped from the cache while someone still had it (between `thread()`
+   * and its first read or write) is the thread's again if no other log was made for the thread meanwhile.
+   */
+  private attach(log: ThreadLog): boolean {
+    const current = this.threads.get(log.threadId);
+    if (current === undefined && !log.closed) this.threads.set(log.threadId, log);
+    return (current ?? log) === log && !log.closed;
+  }
+
+  private unidle(log: ThreadLog): void {
+    const size = this.idle.get(log);
+    if (size === undefined) return;
+    this.idle.delete(log);
+    this.idleBytes -= size;
+  }
+
+  private forget(log: ThreadLog): void {
+    this.unidle(log);
+    if (this.threads.get(log.threadId) === log) this.threads.delete(log.threadId);
+    this.nextFirstId = Math.max(this.nextFirstId, log.nextId);
   }
 
   async close(): Promise<void> {}

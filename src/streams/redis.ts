@@ -249,6 +249,11 @@ export class RedisBroker implements ClusterBroker {
     return this.sink("thread", threadId);
   }
 
+  /** Thread logs live in Redis (bounded there by count and TTL): nothing to hold in this process. */
+  holdThread(): () => void {
+    return () => {};
+  }
+
   dropThread(threadId: string): void {
     this.publishTo(this.key("thread", threadId), DROP_EVENT, "null", 5_000, 2_000);
   }

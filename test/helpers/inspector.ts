@@ -10,20 +10,31 @@ export function inspectorUrl(output: string): string {
   return m[1];
 }
 
-/**
- * Bytes the process holds after a full collection: V8's heap in use plus memory outside it (Buffers, the
- * sockets' pending writes among them).
- */
-export async function heldBytes(wsUrl: string): Promise<number> {
-  const socket = new WebSocket(wsUrl);
+/** A session on a process's inspector: `send` a DevTools Protocol command; `on` its events. */
+async function session<T>(
+  wsUrl: string,
+  body: (
+    send: (method: string, params?: object) => Promise<unknown>,
+    on: (event: string, fn: (params: any) => void) => void,
+  ) => Promise<T>,
+): Promise<T> {
+  const socket = new WebSocket(wsUrl, { maxPayload: 2 ** 30 });
   await new Promise<void>((resolve, reject) => {
     socket.once("open", () => resolve());
     socket.once("error", reject);
   });
   let next = 0;
   const pending = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  const handlers = new Map<string, (params: any) => void>();
   socket.on("message", (raw) => {
-    const msg = JSON.parse(String(raw)) as { id?: number; result?: unknown; error?: { message: string } };
+    const msg = JSON.parse(String(raw)) as {
+      id?: number;
+      method?: string;
+      params?: unknown;
+      result?: unknown;
+      error?: { message: string };
+    };
+    if (msg.method) handlers.get(msg.method)?.(msg.params);
     const call = msg.id === undefined ? undefined : pending.get(msg.id);
     if (!call) return;
     pending.delete(msg.id!);
@@ -37,6 +48,18 @@ export async function heldBytes(wsUrl: string): Promise<number> {
       socket.send(JSON.stringify({ id, method, params }));
     });
   try {
+    return await body(send, (event, fn) => handlers.set(event, fn));
+  } finally {
+    socket.close();
+  }
+}
+
+/**
+ * Bytes the process holds after a full collection: V8's heap in use plus memory outside it (Buffers, the
+ * sockets' pending writes among them).
+ */
+export function heldBytes(wsUrl: string): Promise<number> {
+  return session(wsUrl, async (send) => {
     // Twice: what a first collection frees can let finalizers release more.
     await send("HeapProfiler.collectGarbage");
     await send("HeapProfiler.collectGarbage");
@@ -48,7 +71,27 @@ export async function heldBytes(wsUrl: string): Promise<number> {
       throw new Error(`the inspector did not answer the process's memory: ${JSON.stringify(result)}`);
     }
     return result.result.value;
-  } finally {
-    socket.close();
-  }
+  });
+}
+
+/** Forces two full collections (what is resident after it is what the process keeps, and its allocator's). */
+export function collectGarbage(wsUrl: string): Promise<void> {
+  return session(wsUrl, async (send) => {
+    await send("HeapProfiler.collectGarbage");
+    await send("HeapProfiler.collectGarbage");
+  });
+}
+
+/**
+ * The text of every string the process's heap still reaches, from a heap snapshot (which collects garbage
+ * first): what it retains can be searched, e.g. for the ids of threads it served.
+ */
+export function heapStrings(wsUrl: string): Promise<string[]> {
+  return session(wsUrl, async (send, on) => {
+    const chunks: string[] = [];
+    on("HeapProfiler.addHeapSnapshotChunk", (p: { chunk: string }) => chunks.push(p.chunk));
+    await send("HeapProfiler.collectGarbage");
+    await send("HeapProfiler.takeHeapSnapshot", { reportProgress: false });
+    return (JSON.parse(chunks.join("")) as { strings: string[] }).strings;
+  });
 }

@@ -358,6 +358,53 @@ describe("StreamBroker", () => {
     expect(() => broker.dropThread("unknown")).not.toThrow();
   });
 
+  it("keeps idle thread logs within their cache: the idle longest go first, held and read ones stay", async () => {
+    // Room for about two idle logs of one small event each.
+    const broker = new StreamBroker(60_000, 2_000, 1_000_000, 1_100);
+    const held = broker.holdThread("held");
+    const read = broker.thread("read");
+    const sub = read.subscribe("next");
+    const first = sub.next();
+    await turn();
+    const logs = ["a", "b", "c", "d"].map((id) => {
+      const log = broker.thread(id);
+      log.publish("e", id);
+      return log;
+    });
+    // Held and read logs are not idle; of the idle ones, the two newest are kept.
+    expect(broker.idleThreadLogs().count).toBe(2);
+    expect(broker.thread("c")).toBe(logs[2]);
+    expect(broker.thread("d")).toBe(logs[3]);
+    const heldLog = broker.thread("held");
+    heldLog.publish("e", "still here");
+    expect(broker.thread("held")).toBe(heldLog);
+    // "a" was dropped: its new log numbers its events after every id a dropped log used.
+    const a = broker.thread("a");
+    expect(a).not.toBe(logs[0]);
+    expect(a.nextId).toBe(1);
+    read.publish("e", "x");
+    expect((await first).value).toMatchObject({ id: 0, data: '"x"' });
+    // Released (and no longer read), they become idle and the cache trims itself again.
+    held();
+    held();
+    await sub.return(undefined);
+    expect(broker.idleThreadLogs().count).toBe(2);
+    expect(broker.idleThreadLogs().bytes).toBeLessThanOrEqual(1_100);
+  });
+
+  it("a log dropped from the cache before its first read is the thread's again when read", async () => {
+    const broker = new StreamBroker(60_000, 2_000, 1_000_000, 0);
+    const t = broker.thread("t1");
+    expect(broker.idleThreadLogs().count).toBe(0);
+    const sub = t.subscribe("next");
+    const next = sub.next();
+    await turn();
+    expect(broker.thread("t1")).toBe(t);
+    broker.thread("t1").publish("e", 1);
+    expect((await next).value).toMatchObject({ event: "e", data: "1" });
+    await sub.return(undefined);
+  });
+
   it("close resolves", async () => {
     await expect(new StreamBroker().close()).resolves.toBeUndefined();
   });

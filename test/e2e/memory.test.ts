@@ -1,0 +1,93 @@
+// Memory bounded by what is active (issue 26): a server that served many threads, each with a run, keeps nothing
+// of them once they are idle but what its bounded caches hold. The heap of the server process is searched for the
+// ids of the threads and runs it served (a heap snapshot through its inspector, after a full collection): a
+// map, log or cache keyed by thread or run that is never emptied shows up as ids that stay.
+import { afterAll, describe, expect, it } from "vitest";
+import { useHangar } from "../helpers/server.ts";
+import { heapStrings, heldBytes, inspectorUrl } from "../helpers/inspector.ts";
+import { waitFor } from "../helpers/wait.ts";
+
+/** Threads served (one run each), after WARM that load code and fill what is filled once. */
+const THREADS = 1000;
+const WARM = 100;
+const CONCURRENCY = 8;
+/** Ids a server may still hold at the end: its small caches (below), the last requests. Far below THREADS. */
+const KEPT_AT_MOST = 100;
+const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
+
+// The idle thread logs' cache, small (a few dozen echo threads): what stays beyond it is what is not bounded.
+const hangar = useHangar({
+  process: true,
+  env: { HANGAR_THREAD_LOGS_CACHE_BYTES: "65536" },
+  nodeFlags: ["--inspect=127.0.0.1:0"],
+});
+
+/** Serves `n` threads, CONCURRENCY at a time: create, then a run waited for; returns their thread and run ids. */
+async function serve(url: string, n: number): Promise<{ threads: string[]; runs: string[] }> {
+  const threads: string[] = [];
+  const runs: string[] = [];
+  let next = 0;
+  const post = async (path: string, body: object) => {
+    const res = await fetch(`${url}${path}`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify(body),
+    });
+    expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
+    return res;
+  };
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next++ < n) {
+        const { thread_id } = (await (await post("/threads", {})).json()) as { thread_id: string };
+        const res = await post(`/threads/${thread_id}/runs/wait`, {
+          assistant_id: "chat",
+          input: { messages: [{ role: "user", content: "hello" }] },
+        });
+        const values = (await res.json()) as { messages: unknown[] };
+        expect(values.messages).toHaveLength(2);
+        const runId = /\/runs\/([^/]+)$/.exec(res.headers.get("content-location") ?? "")?.[1];
+        expect(runId).toBeDefined();
+        threads.push(thread_id);
+        runs.push(runId!);
+      }
+    }),
+  );
+  return { threads, runs };
+}
+
+/** Running and pending runs, as /metrics counts them. */
+async function activeRuns(url: string): Promise<number> {
+  const text = await (await fetch(`${url}/metrics`)).text();
+  const get = (name: string) => Number(new RegExp(`^${name} (\\d+)`, "m").exec(text)?.[1] ?? NaN);
+  return get("hangar_runs_running") + get("hangar_runs_pending");
+}
+
+describe("memory", () => {
+  const report: string[] = [];
+  afterAll(() => {
+    if (report.length) console.log(report.join("\n"));
+  });
+
+  it(`after ${THREADS} threads each with a run, the idle server holds the ids of almost none`, async () => {
+    const { server } = hangar;
+    const inspector = inspectorUrl(server.output());
+    await serve(server.url, WARM);
+    const before = await heldBytes(inspector);
+
+    const served = await serve(server.url, THREADS);
+    await waitFor("every run to end", async () => (await activeRuns(server.url)) === 0);
+    const found = new Set<string>();
+    for (const s of await heapStrings(inspector)) for (const m of s.matchAll(UUID)) found.add(m[0]);
+    const keptThreads = served.threads.filter((id) => found.has(id));
+    const keptRuns = served.runs.filter((id) => found.has(id));
+    const after = await heldBytes(inspector);
+    report.push(
+      `memory: ${THREADS} threads served after ${WARM}: the heap holds ${keptThreads.length} of their thread ids, ` +
+        `${keptRuns.length} of their run ids; held ${((after - before) / 2 ** 20).toFixed(1)} MB more ` +
+        `(heap used + external after a full collection)`,
+    );
+    expect(keptThreads.length).toBeLessThanOrEqual(KEPT_AT_MOST);
+    expect(keptRuns.length).toBeLessThanOrEqual(KEPT_AT_MOST);
+  });
+});
