@@ -342,7 +342,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const guard = new Guard(auth, storage);
     const metrics = new Metrics(() => runs.stats());
     runs.onFinished((status) => metrics.runsFinished.labels(status).inc());
-    const threadState = new ThreadStateService(storage, graphs, (id) => runs.isBusy(id));
+    const threadState = new ThreadStateService(
+      storage,
+      graphs,
+      (id) => runs.isBusy(id),
+      env.server.stateCacheBytes,
+    );
     app = backend.api
       ? await buildApp(
           {

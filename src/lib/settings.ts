@@ -65,6 +65,11 @@ const SERVER = {
     type: "integer ≥ 0 (bytes)",
     default: 8 * 1024 * 1024,
   }),
+  stateCacheBytes: envVar("HANGAR_STATE_CACHE_BYTES", intAtLeast(0), {
+    doc: "memory for thread states and histories already serialized, served again while the thread is unchanged",
+    type: "integer ≥ 0 (bytes)",
+    default: 16 * 1024 * 1024,
+  }),
   streamBufferBytes: envVar("HANGAR_STREAM_BUFFER_BYTES", positiveInt, {
     doc:
       "bytes an event stream writes ahead of what its client has read (beyond the kernel's socket buffers); past " +

@@ -9,7 +9,7 @@ export class JsonCache {
   private entries = new Map<string, string>();
   private bytes = 0;
 
-  constructor(private maxBytes = 32 * 1024 * 1024) {}
+  constructor(private maxBytes = 16 * 1024 * 1024) {}
 
   get(key: string): string | undefined {
     const v = this.entries.get(key);

@@ -22,13 +22,17 @@ export interface CheckpointSel {
 
 export class ThreadStateService {
   /** Serialized state and history, keyed by the thread's checkpoint token: exact, never stale. */
-  private cache = new JsonCache();
+  private cache: JsonCache;
 
+  /** @param cacheBytes the size of the cache of serialized states and histories (HANGAR_STATE_CACHE_BYTES) */
   constructor(
     private storage: Storage,
     private graphs: GraphRegistry,
     private isBusy: (threadId: string) => Promise<boolean>,
-  ) {}
+    cacheBytes?: number,
+  ) {
+    this.cache = new JsonCache(cacheBytes);
+  }
 
   async thread(threadId: string): Promise<Thread> {
     const t = await this.storage.threads.get(threadId);

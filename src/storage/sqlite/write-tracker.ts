@@ -1,26 +1,35 @@
-// Tracks, per thread, the sequence number of the last checkpoint write, so readers can cache what they
-// derive from a thread's checkpoints and know exactly when it goes stale (one process owns the database).
+// Tracks the checkpoint writes of threads, so readers can cache what they derive from a thread's checkpoints and
+// know exactly when it goes stale (one process owns the database), in memory that does not grow with threads.
+/**
+ * A fixed table of sequence numbers: a thread maps to a slot (a hash of its id), and every write of the thread
+ * stamps its slot with the next number. A thread's token changes whenever its checkpoints may have changed; it
+ * may also change when another thread of the same slot is written (a cache miss, never a stale hit). Nothing is
+ * kept per thread.
+ */
 export class WriteTracker {
   private seq = 0;
-  private last = new Map<string, number>();
+  private slots: Float64Array;
+
+  /** @param slotCount slots of the table (8 bytes each) */
+  constructor(slotCount = 65_536) {
+    this.slots = new Float64Array(slotCount);
+  }
+
+  /** FNV-1a of the id, onto the table. */
+  private slot(threadId: string): number {
+    let h = 0x811c9dc5;
+    for (let i = 0; i < threadId.length; i++) h = Math.imul(h ^ threadId.charCodeAt(i), 0x01000193);
+    return (h >>> 0) % this.slots.length;
+  }
 
   /** Called on every write of a thread's checkpoints, pending writes, copy or delete. */
   touch(threadId: unknown): void {
     if (typeof threadId !== "string") return;
-    if (this.last.size >= this.maxThreads) {
-      // Forgetting threads is only safe together with every cache keyed by their tokens.
-      this.last.clear();
-      this.epoch++;
-    }
-    this.last.set(threadId, ++this.seq);
+    this.slots[this.slot(threadId)] = ++this.seq;
   }
 
-  /** Changes whenever the thread's checkpoints may have changed (and when the tracker forgot threads). */
+  /** Changes whenever the thread's checkpoints may have changed. */
   token(threadId: string): string {
-    return `${this.epoch}:${this.last.get(threadId) ?? 0}`;
+    return String(this.slots[this.slot(threadId)]);
   }
-
-  private epoch = 0;
-
-  constructor(private maxThreads = 100_000) {}
 }
