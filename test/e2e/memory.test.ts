@@ -8,7 +8,7 @@ import { heapStrings, heldBytes, inspectorUrl } from "../helpers/inspector.ts";
 import { waitFor } from "../helpers/wait.ts";
 
 /** Threads served (one run each), after WARM that load code and fill what is filled once. */
-const THREADS = 1000;
+const THREADS = 600;
 const WARM = 100;
 const CONCURRENCY = 8;
 /** Ids a server may still hold at the end: its small caches (below), the last requests. Far below THREADS. */

@@ -173,14 +173,20 @@ describe("slow readers", () => {
 
     // With the 20 streams open and unread (about 160 MB of events owed to them; the server held ~20 MB per
     // client when it buffered them), the server holds less than 80 MB more than before, after a full
-    // collection (on one machine ~45 MB: the resumable run's log kept for joins, thread logs, and the logs of
-    // the finished runs the stalled streams still read; on the scale-out backend ~3 MB). Its resident memory,
-    // which also counts garbage of the six 8 MB runs not collected yet, grew by less than 250 MB.
+    // collection (on one machine ~34 MB: the resumable run's log kept for joins, thread logs, and the logs of
+    // the finished runs the stalled streams still read; on the scale-out backend ~3 MB). Its resident memory after
+    // that collection, which also counts what the allocator keeps and the heaps of any worker threads (which an
+    // inspector does not see), grew by less than 100 MB, as the README promises (~31 MB on one machine, ~11 MB on
+    // the scale-out backend).
     expect(await streamClients(server.url)).toBe(20);
     const after = { held: await heldBytes(inspector), rss: rss(pid) };
     expect(await streamClients(server.url)).toBe(20);
+    console.log(
+      `slow readers: +${((after.held - before.held) / MB).toFixed(1)} MB held, ` +
+        `+${((after.rss - before.rss) / MB).toFixed(1)} MB resident (after a forced collection)`,
+    );
     expect((after.held - before.held) / MB).toBeLessThan(80);
-    expect((after.rss - before.rss) / MB).toBeLessThan(250);
+    expect((after.rss - before.rss) / MB).toBeLessThan(100);
 
     // The stalled streams are then dropped: no SSE connection is left open.
     await waitFor(
