@@ -5,6 +5,7 @@ import { serializeError } from "../lib/serde.js";
 import type { Logger } from "../lib/logger.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
 import { durabilityOf } from "./kwargs.js";
+import { PreferStreaming } from "./prefer-streaming.js";
 import {
   PROTOCOL_EVENT,
   PROTOCOL_MODE,
@@ -138,6 +139,10 @@ export async function executeRun(
     signal,
     durability: durabilityOf(kwargs),
   };
+  // The official server runs every graph through streamEvents, whose handler makes chat models stream; LangGraph's
+  // `messages` handler does the same, and so, when neither is there, does a handler that only asks for it.
+  if (!wantsEvents && !libModes.has("messages") && !modes.has(PROTOCOL_MODE))
+    options.callbacks = [new PreferStreaming()];
   if (kwargs.interrupt_before) options.interruptBefore = kwargs.interrupt_before;
   if (kwargs.interrupt_after) options.interruptAfter = kwargs.interrupt_after;
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];

@@ -287,6 +287,26 @@ describe("stream modes, one at a time", () => {
     );
   });
 
+  it("a chat model streams whatever the modes, as on the official server: its message has a chunk's id", async () => {
+    // Neither `messages` nor `events` is streamed: the model still runs through a handler that prefers streaming,
+    // so the message the node returns is its chunks' aggregate (id `run-…`, `tool_call_chunks`).
+    const threadId = await newThread();
+    const events = body(
+      await collect(
+        hangar.client.runs.stream(threadId, "chat", { input: human("hi"), streamMode: ["updates", "tasks"] }),
+      ),
+    );
+    const update = events.find((e) => e.event === "updates")!.data.agent.messages[0];
+    const result = events.find((e) => e.event === "tasks" && "result" in e.data)!.data.result.messages[0];
+    for (const message of [update, result]) {
+      expect(message.id).toMatch(/^run-/);
+      expect(message.tool_call_chunks).toEqual([]);
+    }
+    expect(result.id).toBe(update.id);
+    const state = await hangar.client.threads.getState<{ messages: Array<{ id: string }> }>(threadId);
+    expect(state.values.messages[1].id).toBe(update.id);
+  });
+
   it("checkpoints: one per super-step, ending with the final state", async () => {
     const threadId = await newThread();
     const events = body(

@@ -203,13 +203,6 @@ export const ACCEPTED: readonly Accepted[] = [
 export const PENDING: readonly Pending[] = [
   // r1..: found by this harness, reported.
   {
-    scenario: "*",
-    path: "**/tasks/*/result/messages/*/{id,tool_call_chunks}",
-    only: "official",
-    issue: "r4",
-    why: "a chat model's message as a node returns it has no id (and is not a chunk): the model is not run through callbacks unless events or messages are streamed",
-  },
-  {
     scenario: "time-travel",
     path: "state after replay/metadata/{checkpoint_map,checkpoint_ns}",
     issue: "r10",
