@@ -70,9 +70,11 @@ export function buildKwargs(
     configurable.user_id = configurable.langgraph_auth_user_id;
   }
   if (threadId) configurable.thread_id = threadId;
+  // The checkpoint to start from, every key of it as given (a null `checkpoint_map` too, as the official server
+  // assigns it), but its thread: the run's is the thread's.
   if ("checkpoint" in body && body.checkpoint) {
     for (const [k, v] of Object.entries(body.checkpoint))
-      if (v != null && k !== "thread_id") configurable[k] = v;
+      if (v !== undefined && k !== "thread_id") configurable[k] = v;
   }
   if ("checkpoint_id" in body && body.checkpoint_id) configurable.checkpoint_id = body.checkpoint_id;
   const tags = [...((aConfig.tags as string[]) ?? []), ...((bConfig.tags as string[]) ?? [])];

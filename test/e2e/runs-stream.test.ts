@@ -450,6 +450,17 @@ describe("run records and options", () => {
     expect(again.messages[2].content).toBe("forked again");
   });
 
+  it("a run from a checkpoint records its checkpoint_map in its checkpoints' metadata, as the official server", async () => {
+    const threadId = await newThread();
+    await hangar.client.runs.wait(threadId, "chat", { input: human("first") });
+    const history = await hangar.client.threads.getHistory(threadId);
+    const before = history.find((h) => h.next.includes("agent"))!;
+    expect(before.checkpoint.checkpoint_map).toBeNull();
+    await hangar.client.runs.wait(threadId, "chat", { input: null, checkpoint: before.checkpoint as never });
+    const state = await hangar.client.threads.getState(threadId);
+    expect(state.metadata).toHaveProperty("checkpoint_map", null);
+  });
+
   it("interrupt_before stops before the node; a run with input null continues", async () => {
     const threadId = await newThread();
     const events = await collect(
