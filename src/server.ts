@@ -16,6 +16,8 @@ import { schemasOf } from "./graphs/introspect.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
+import type { GraphRunner } from "./runs/graph-runner.js";
+import { GraphThreadPool, type GraphThreadBackend } from "./runs/graph-threads/pool.js";
 import { RunManager } from "./runs/manager.js";
 import type { RunService } from "./runs/service.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
@@ -150,6 +152,9 @@ interface Backend {
   api: boolean;
 }
 
+/** Starts the graph threads of a backend, or none (runs then execute on the API's thread). */
+type RunnerFor = (access: GraphThreadBackend) => Promise<GraphRunner | undefined>;
+
 async function embeddedBackend(
   opts: ServerOptions,
   env: Settings,
@@ -157,6 +162,7 @@ async function embeddedBackend(
   dataDir: string,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
+  runnerFor: RunnerFor,
   log: Logger,
 ): Promise<Backend & { graphs: GraphRegistry }> {
   const storage = openSqliteStorage(dataDir, {
@@ -171,11 +177,13 @@ async function embeddedBackend(
       undefined,
       env.server.threadLogsCacheBytes,
     );
+    const runner = await runnerFor({ kind: "sqlite", ...storage.graphThreadAccess });
     const runs = new RunManager(storage, graphs, broker, log, {
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: env.server.maxAttempts,
       webhooks,
       apiUrl: env.server.apiUrl,
+      runner,
     });
     return {
       storage,
@@ -185,7 +193,10 @@ async function embeddedBackend(
       // A successor revision started beside its predecessor on the same data (the control plane's switch)
       // must not take over the predecessor's runs while it still runs them: it recovers when told.
       start: async () => (env.server.recoverOnStart ? runs.recover() : 0),
-      drain: () => runs.shutdown(),
+      drain: async () => {
+        await runs.shutdown();
+        await runner?.close();
+      },
       where: dataDir,
       worker: true,
       api: true,
@@ -203,6 +214,7 @@ async function clusterBackend(
   cluster: ClusterBackend,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
+  runnerFor: RunnerFor,
   log: Logger,
 ): Promise<Backend & { graphs: GraphRegistry }> {
   // Loaded only here: an embedded server never loads pg, ioredis or the PostgreSQL checkpointer.
@@ -257,7 +269,18 @@ async function clusterBackend(
     await connectWithBackoff("Redis", connectMs, log, () => b.connect());
     const graphs = await graphsFor(storage);
     const worker = cluster.mode !== "api";
+    // Graph threads only where runs execute; each has two pools of HANGAR_DATABASE_POOL_SIZE connections.
+    const runner = worker
+      ? await runnerFor({
+          kind: "postgres",
+          url: cluster.databaseUrl,
+          schema: cluster.schema,
+          poolSize,
+          wrote: () => storage.checkpointWritten(),
+        })
+      : undefined;
     const runs = new ClusterRunManager(storage, queue, graphs, broker, log, {
+      runner,
       worker,
       maxConcurrent: opts.nJobsPerWorker ?? 10,
       maxAttempts: env.server.maxAttempts,
@@ -276,7 +299,10 @@ async function clusterBackend(
         await runs.start();
         return 0;
       },
-      drain: () => runs.shutdown(graceMs),
+      drain: async () => {
+        await runs.shutdown(graceMs);
+        await runner?.close();
+      },
       where: `${redactUrl(cluster.databaseUrl)} (schema ${cluster.schema}), ${redactUrl(cluster.redisUrl)}`,
       worker,
       api: cluster.mode !== "worker",
@@ -329,9 +355,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     await ensureSystemAssistants(storage, graphs, assistantDefaults);
     return graphs;
   };
+  // Graph threads (HANGAR_GRAPH_THREADS), started once the backend is open; none: runs execute on this thread.
+  const runnerFor: RunnerFor = async (access) => {
+    const threads = env.server.graphThreads;
+    if (!threads) return undefined;
+    const pool = await GraphThreadPool.start({
+      threads,
+      projectDir: project.projectDir,
+      graphs: project.graphs,
+      store: project.raw.store,
+      backend: access,
+      log,
+      cancelGraceMs: env.server.graphCancelGraceSeconds * 1000,
+    }).catch((e: Error) => {
+      throw new StartupError(e.message);
+    });
+    log.debug(`graphs execute on ${threads} graph thread(s)`);
+    return pool;
+  };
   const backend = opts.cluster
-    ? await clusterBackend(opts, env, webhooks, opts.cluster, storeIndex, graphsFor, log)
-    : await embeddedBackend(opts, env, webhooks, dataDir, storeIndex, graphsFor, log);
+    ? await clusterBackend(opts, env, webhooks, opts.cluster, storeIndex, graphsFor, runnerFor, log)
+    : await embeddedBackend(opts, env, webhooks, dataDir, storeIndex, graphsFor, runnerFor, log);
   const { storage, graphs, broker, runs } = backend;
   let app: FastifyInstance | undefined;
   try {

@@ -40,6 +40,11 @@ export function toJson(value: unknown): string {
   return JSON.stringify(prepare(value)) ?? "null";
 }
 
+/** A value already serialized by toJson (elsewhere, e.g. on a graph thread): published as it is. */
+export class RawJson {
+  constructor(readonly json: string) {}
+}
+
 /** A JSON-safe copy of a value (messages as dicts). */
 export function toPlain<T = unknown>(value: unknown): T {
   return JSON.parse(toJson(value)) as T;

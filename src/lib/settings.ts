@@ -125,6 +125,21 @@ const SERVER = {
     shownDefault:
       "`schemas-cache` in the data directory; `~/.cache/hangar/schemas` for `serve` on PostgreSQL",
   }),
+  graphThreads: envVar("HANGAR_GRAPH_THREADS", intAtLeast(0), {
+    doc:
+      "threads that execute the graphs' runs (each loads the project's graphs), so a node that computes for " +
+      "seconds holds up neither the API nor runs on other threads; `0`: runs execute on the API's thread. " +
+      "Runs at once stay `--n-jobs-per-worker`",
+    type: "integer ≥ 0",
+    default: 0,
+  }),
+  graphCancelGraceSeconds: envVar("HANGAR_GRAPH_CANCEL_GRACE_SECONDS", positiveInt, {
+    doc:
+      "with graph threads: how long a cancelled run's thread has to stop it; a thread still busy then (a node in " +
+      "synchronous code) is ended and replaced, and its other runs end in `error`",
+    type: "positive integer",
+    default: 5,
+  }),
   apiUrl: envVar("LANGGRAPH_API_URL", text, {
     doc: "as in the official server: this deployment's public URL, recorded as `langgraph_api_url` in each run's metadata",
     type: "URL",

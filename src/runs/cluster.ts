@@ -25,6 +25,7 @@ import type { RunKwargs } from "./executor.js";
 import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, statefulRunTarget } from "./create.js";
+import type { GraphRunner } from "./graph-runner.js";
 import type { AddressPolicy } from "./net-policy.js";
 import { isResumable } from "./kwargs.js";
 
@@ -43,6 +44,8 @@ export interface ClusterOptions {
   webhooks?: AddressPolicy;
   /** LANGGRAPH_API_URL: the deployment's public URL, recorded in each run's metadata. */
   apiUrl?: string;
+  /** Where the graphs execute (graph threads); default this thread. */
+  runner?: GraphRunner;
 }
 
 interface Executing {
@@ -84,7 +87,7 @@ export class ClusterRunManager implements RunService {
     private opts: ClusterOptions,
   ) {
     this.finished = new FinishListeners(log);
-    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl);
+    this.deps = { ...runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl), runner: opts.runner };
   }
 
   /** Subscribes to the signals; a worker starts taking runs, renewing leases and sweeping expired ones. */

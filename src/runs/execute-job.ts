@@ -5,10 +5,11 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Logger } from "../lib/logger.js";
 import type { Assistant, Json, Run, Storage, ThreadStateUpdate, ThreadStatus } from "../storage/types.js";
 import type { Broker, EventSink } from "../streams/channel.js";
-import { executeRun, runConfigMetadata, type RunKwargs, type RunOutcome } from "./executor.js";
+import { runConfigMetadata, type RunKwargs, type RunOutcome } from "./executor.js";
+import { InProcessRunner, threadState as readThreadState, type GraphRunner } from "./graph-runner.js";
 import { toPlain } from "../lib/serde.js";
 import { isConnectionLost } from "../lib/errors.js";
-import { interruptsByTask, snapshotToState, type ThreadStateJson } from "./state.js";
+import { interruptsByTask, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
 import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 import { withBackoff } from "../lib/backoff.js";
@@ -52,6 +53,8 @@ export interface RunDeps {
   webhooks: AddressPolicy;
   /** The deployment's public URL (LANGGRAPH_API_URL); each run's metadata records it, else the listening address. */
   apiUrl?: string;
+  /** Where graphs execute; default: on this thread. */
+  runner?: GraphRunner;
 }
 
 /** What a run manager (embedded or cluster) gives the runs it executes; webhooks default to HANGAR_WEBHOOK_*. */
@@ -140,23 +143,25 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   // Give the event loop a turn so the metadata event is written to the socket before the graph starts:
   // a graph with no I/O of its own would otherwise run to the end in one chain of microtasks.
   await new Promise<void>((r) => setImmediate(r));
-  const graph = job.stateless
-    ? await graphs.getWith(assistant.graph_id, kwargs.config, undefined)
-    : await graphs.get(assistant.graph_id, kwargs.config);
-  const outcome = await executeRun(
-    graph,
-    {
-      ...kwargs,
-      config: {
-        ...kwargs.config,
-        metadata: { ...runConfigMetadata(kwargs), ...serverMetadata(graphs, attempt, deps.apiUrl) },
-      },
+  const runKwargs: RunKwargs = {
+    ...kwargs,
+    config: {
+      ...kwargs.config,
+      metadata: { ...runConfigMetadata(kwargs), ...serverMetadata(graphs, attempt, deps.apiUrl) },
     },
-    run.run_id,
+  };
+  const ran = await (deps.runner ?? new InProcessRunner(graphs)).run(
+    {
+      graphId: assistant.graph_id,
+      runId: run.run_id,
+      threadId: job.stateless ? null : threadId,
+      kwargs: runKwargs,
+    },
     job.signal,
     publish,
     log,
   );
+  const { outcome } = ran;
   let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
   const finished = () => {
     const status = job.cancelAction() ? "interrupted" : outcome.status;
@@ -178,9 +183,14 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     await storage.threads.rollbackCheckpoints(threadId, mark);
     await storage.runs.delete(run.run_id);
   }
+  // The state the run ended with (read where it ran), or after a rollback what is left.
   let state: ThreadStateJson | null = null;
   try {
-    state = snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+    if (cancelAction === "rollback" || ran.state === undefined) {
+      state = await readThreadState(graphs, assistant.graph_id, kwargs.config, threadId);
+    } else if (ran.state === null) {
+      throw ran.stateError ?? new Error("the thread's state could not be read");
+    } else state = ran.state;
   } catch (e) {
     // After a failed run the checkpoint may hold the writes that failed; the error is already reported.
     if (!outcome.error) throw e;

@@ -24,6 +24,7 @@ import {
 import { buildKwargs, isResumable } from "./kwargs.js";
 import { LocalRunQueue } from "./local-queue.js";
 import { admitRun, checkRunBody, keptRun, runAssistant, statefulRunTarget } from "./create.js";
+import type { GraphRunner } from "./graph-runner.js";
 import type { AddressPolicy } from "./net-policy.js";
 
 export type { StartedRun } from "./service.js";
@@ -56,6 +57,8 @@ export interface RunManagerOptions {
   webhooks?: AddressPolicy;
   /** LANGGRAPH_API_URL: the deployment's public URL, recorded in each run's metadata. */
   apiUrl?: string;
+  /** Where the graphs execute (graph threads); default this thread. */
+  runner?: GraphRunner;
 }
 
 export class RunManager implements RunService {
@@ -73,7 +76,7 @@ export class RunManager implements RunService {
     private log: Logger,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
-    this.deps = runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl);
+    this.deps = { ...runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl), runner: opts.runner };
     this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
     this.finished = new FinishListeners(log);
   }

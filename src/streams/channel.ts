@@ -1,7 +1,7 @@
 // In-process event logs: a run's events (one publisher, any number of subscribers, resumable by event id)
 // and a thread's events (every run on the thread, lifecycle and state updates; bounded; an idle thread's log is
 // kept only within a cache of bounded size).
-import { toJson } from "../lib/serde.js";
+import { RawJson, toJson } from "../lib/serde.js";
 
 export interface StreamEvent {
   /** Monotonic id within the log, used as the SSE `id:` and for Last-Event-ID. */
@@ -77,6 +77,7 @@ let lastSerialized: { value: object; json: string } | undefined;
  */
 export function serialize(data: unknown): string {
   if (typeof data !== "object" || data === null) return toJson(data);
+  if (data instanceof RawJson) return data.json;
   if (lastSerialized?.value === data) return lastSerialized.json;
   const entry = { value: data, json: toJson(data) };
   if (!lastSerialized) queueMicrotask(() => (lastSerialized = undefined));

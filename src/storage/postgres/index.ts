@@ -33,6 +33,8 @@ export interface PostgresStorageOptions {
 export interface PostgresStorage extends Storage {
   pool: pg.Pool;
   schema: string;
+  /** Checkpoints were written with an asynchronous commit elsewhere (a graph thread): sync() flushes over them. */
+  checkpointWritten(): void;
 }
 
 export async function openPostgresStorage(opts: PostgresStorageOptions): Promise<PostgresStorage> {
@@ -81,6 +83,7 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
     store,
     // Other statements commit synchronously; checkpoint writes wait here for one shared WAL flush.
     sync: () => flusher.sync(),
+    checkpointWritten: () => flusher.wrote(),
     // Other processes write the same checkpoints, so the token is read from the database: one indexed
     // query (count, newest id, and the newest row version, xmin, of the thread's checkpoints and writes)
     // instead of reading and decoding the whole history.
@@ -103,6 +106,44 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
         await checkpointPool.end();
       })();
       return closing;
+    },
+  };
+}
+
+/**
+ * What a graph thread needs of an open PostgreSQL backend (its schema already migrated by the server): the
+ * checkpointer and the store on pools of its own. `wrote` is told after each asynchronous checkpoint commit, so that
+ * the server's sync() flushes the WAL over it.
+ */
+export async function openPostgresGraphStorage(opts: {
+  url: string;
+  schema: string;
+  poolSize: number;
+  storeIndex?: StoreIndex;
+  wrote: () => void;
+}): Promise<{ checkpointer: HangarPostgresSaver; store: PostgresStore; close: () => Promise<void> }> {
+  checkSchemaName(opts.schema);
+  const config: pg.PoolConfig = {
+    connectionString: opts.url,
+    max: opts.poolSize,
+    application_name: "hangar-graph-thread",
+  };
+  const onError = (err: Error) =>
+    rootLogger().warn(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`);
+  const pool = await connectPool(config, onError);
+  const checkpointPool = new pg.Pool({ ...config, options: "-c synchronous_commit=off" });
+  prepareStatements(pool);
+  prepareStatements(checkpointPool);
+  checkpointPool.on("error", (err) => onError(err));
+  checkpointPool.on("connect", (client) => client.on("error", () => undefined));
+  const store = new PostgresStore(new Db(pool, opts.schema), opts.storeIndex);
+  store.stop();
+  return {
+    checkpointer: new HangarPostgresSaver(checkpointPool, opts.schema, opts.wrote),
+    store,
+    close: async () => {
+      await pool.end();
+      await checkpointPool.end();
     },
   };
 }

@@ -1,5 +1,6 @@
 // The embedded storage: one SQLite file (WAL) holding assistants, threads, runs and LangGraph checkpoints.
 import { HangarSqliteSaver } from "./checkpointer.js";
+import type Database from "better-sqlite3";
 import type { Storage } from "../types.js";
 import { SqliteAssistants } from "./assistants.js";
 import { openDatabase, type Synchronous } from "./db.js";
@@ -16,10 +17,15 @@ import { WriteTracker } from "./write-tracker.js";
  * Durability: FULL (default) acknowledges a write only after the WAL is fsynced (asynchronously, shared by
  * concurrent writes); NORMAL acknowledges after the commit (survives a process crash, not a power loss).
  */
+/** The embedded storage, and what graph threads use of it (their statements run on this connection). */
+export interface SqliteStorage extends Storage {
+  graphThreadAccess: { db: Database.Database; begin: () => void; touch: (threadId: string) => void };
+}
+
 export function openSqliteStorage(
   dataDir: string,
   opts: { synchronous?: Synchronous; storeIndex?: StoreIndex } = {},
-): Storage {
+): SqliteStorage {
   const mode = opts.synchronous ?? "FULL";
   // SQLite itself never fsyncs on commit here; FULL durability comes from the group commit's fsync.
   const db = openDatabase(dataDir, mode === "OFF" ? "OFF" : "NORMAL");
@@ -40,6 +46,7 @@ export function openSqliteStorage(
     checkpointer,
     store,
     sync: () => gc.sync(),
+    graphThreadAccess: { db, begin, touch: (threadId) => tracker.touch(threadId) },
     checkpointToken: (threadId) => tracker.token(threadId),
     close: async () => {
       store.stop();

@@ -1,0 +1,73 @@
+// Where a run's graph executes: on the API thread (InProcessRunner), or on a graph thread (graph-threads/pool.ts),
+// so that a node computing for seconds delays neither the API nor other runs. The run's bookkeeping (its status,
+// its thread's, its event logs) stays with the caller (execute-job.ts) on the API thread either way.
+import type { GraphRegistry } from "../graphs/registry.js";
+import type { Logger } from "../lib/logger.js";
+import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
+import { snapshotToState, type ThreadStateJson } from "./state.js";
+
+/** One run of a graph, as the runner needs it. */
+export interface GraphRun {
+  graphId: string;
+  runId: string;
+  /** Null for a stateless run (no checkpointer). */
+  threadId: string | null;
+  /** With the run's `config.metadata` as the graph sees it. */
+  kwargs: RunKwargs;
+}
+
+export interface GraphRunResult {
+  outcome: RunOutcome;
+  /**
+   * The thread's state once the run ended (values and interrupts as JSON), null when it could not be read, undefined
+   * when not read (stateless runs).
+   */
+  state?: ThreadStateJson | null;
+  /** Why the state could not be read. */
+  stateError?: Error;
+}
+
+/** An event of the run: its name and its data (to be serialized), or its data already as JSON text. */
+export type RunEmit = (event: string, data: unknown) => void;
+
+export interface GraphRunner {
+  /** Whether the graphs run on threads of their own (then the events' data comes as JSON text, see RawJson). */
+  readonly threaded: boolean;
+  run(job: GraphRun, signal: AbortSignal, emit: RunEmit, log: Logger): Promise<GraphRunResult>;
+  close(): Promise<void>;
+}
+
+/** Reads a thread's state at a run's end through a graph bound to the durable checkpointer. */
+export async function threadState(
+  graphs: GraphRegistry,
+  graphId: string,
+  config: RunKwargs["config"],
+  threadId: string,
+): Promise<ThreadStateJson> {
+  const graph = await graphs.get(graphId, config);
+  return snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+}
+
+/** Runs graphs on the calling thread (the API's), as Hangar did before graph threads. */
+export class InProcessRunner implements GraphRunner {
+  readonly threaded = false;
+
+  constructor(private graphs: GraphRegistry) {}
+
+  async run(job: GraphRun, signal: AbortSignal, emit: RunEmit, log: Logger): Promise<GraphRunResult> {
+    const graph =
+      job.threadId === null
+        ? await this.graphs.getWith(job.graphId, job.kwargs.config, undefined)
+        : await this.graphs.get(job.graphId, job.kwargs.config);
+    const outcome = await executeRun(graph, job.kwargs, job.runId, signal, emit, log);
+    if (job.threadId === null) return { outcome };
+    try {
+      const state = snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } }));
+      return { outcome, state };
+    } catch (e) {
+      return { outcome, state: null, stateError: e as Error };
+    }
+  }
+
+  async close(): Promise<void> {}
+}

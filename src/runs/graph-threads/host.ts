@@ -1,0 +1,116 @@
+// A graph thread (started by pool.ts through boot.mjs): imports the project's graphs, bound to the checkpointer and
+// store of the server's backend (embedded: the API thread's connection, through remote-sqlite.ts; PostgreSQL: pools
+// of its own), and executes the runs the API thread sends it, several at once, posting their events as JSON text.
+// The API thread records everything else about a run (execute-job.ts).
+import { parentPort, workerData } from "node:worker_threads";
+import type { MessagePort } from "node:worker_threads";
+import type { BaseCheckpointSaver, BaseStore } from "@langchain/langgraph";
+import { GraphRegistry } from "../../graphs/registry.js";
+import { createLogger, type Logger } from "../../lib/logger.js";
+import { loadStoreIndex } from "../../storage/store-index.js";
+import type { GraphEntry } from "../../lib/settings/project.js";
+import type { StoreConfig } from "../../lib/settings/sections.js";
+import { serialize } from "../../streams/channel.js";
+import { toPlain } from "../../lib/serde.js";
+import { InProcessRunner } from "../graph-runner.js";
+import type { ToHost, FromHost } from "./protocol.js";
+import { RemoteDatabase } from "./remote-sqlite.js";
+
+export interface HostData {
+  projectDir: string;
+  graphs: GraphEntry[];
+  store: StoreConfig | null | undefined;
+  logLevel: string;
+  backend:
+    | { kind: "sqlite"; port: MessagePort; flag: SharedArrayBuffer }
+    | { kind: "postgres"; url: string; schema: string; poolSize: number };
+}
+
+const port = parentPort!;
+const data = workerData as HostData;
+const post = (m: FromHost) => port.postMessage(m);
+
+/** This thread's log lines go to the API thread's logger (as JSON lines it parses and logs again). */
+const log: Logger = createLogger({
+  level: data.logLevel,
+  format: "json",
+  destination: { write: (line: string) => post({ t: "log", line }) },
+});
+
+async function open(): Promise<{
+  checkpointer: BaseCheckpointSaver;
+  store: BaseStore;
+  close: () => Promise<void>;
+}> {
+  const index = await loadStoreIndex(data.projectDir, data.store);
+  const b = data.backend;
+  if (b.kind === "sqlite") {
+    const { HangarSqliteSaver } = await import("../../storage/sqlite/checkpointer.js");
+    const { SqliteStore } = await import("../../storage/sqlite/store.js");
+    const db = new RemoteDatabase(b.port, b.flag);
+    const remote = db as unknown as ConstructorParameters<typeof HangarSqliteSaver>[0];
+    // Writes open the group commit on the API thread (which answers each write); the tracker is touched there too.
+    const tracker = { touch: (threadId: string | undefined) => db.touch(threadId) };
+    const checkpointer = new HangarSqliteSaver(remote, () => {}, tracker as never);
+    const store = new SqliteStore(remote, () => {}, index, 0);
+    return { checkpointer, store, close: async () => {} };
+  }
+  const { openPostgresGraphStorage } = await import("../../storage/postgres/index.js");
+  // The API thread's sync() flushes PostgreSQL's WAL once it knows checkpoints were written.
+  return openPostgresGraphStorage({
+    url: b.url,
+    schema: b.schema,
+    poolSize: b.poolSize,
+    storeIndex: index,
+    wrote: () => post({ t: "wrote" }),
+  });
+}
+
+async function main(): Promise<void> {
+  let storage: Awaited<ReturnType<typeof open>>;
+  let runner: InProcessRunner;
+  try {
+    storage = await open();
+    const graphs = new GraphRegistry(storage.checkpointer, storage.store, log);
+    await graphs.loadAll(data.graphs);
+    runner = new InProcessRunner(graphs);
+  } catch (e) {
+    post({ t: "failed", message: (e as Error)?.stack ?? String(e) });
+    return;
+  }
+  const running = new Map<number, AbortController>();
+  port.on("message", (m: ToHost) => {
+    if (m.t === "abort") {
+      running.get(m.id)?.abort();
+      return;
+    }
+    if (m.t === "close") {
+      void storage.close().finally(() => port.close());
+      return;
+    }
+    const controller = new AbortController();
+    running.set(m.id, controller);
+    const emit = (event: string, value: unknown) =>
+      post({ t: "event", id: m.id, event, json: serialize(value) });
+    const runLog = log.child(m.bindings);
+    void runner
+      .run(m.job, controller.signal, emit, runLog)
+      .then(
+        (r): FromHost => ({
+          t: "done",
+          id: m.id,
+          outcome: { ...r.outcome, values: toPlain(r.outcome.values ?? null) },
+          state: r.state === undefined ? undefined : r.state && toPlain(r.state),
+          stateError: r.stateError?.message,
+        }),
+        (e): FromHost => ({ t: "crashed", id: m.id, message: (e as Error)?.stack ?? String(e) }),
+      )
+      .then((reply) => {
+        running.delete(m.id);
+        post(reply);
+      });
+  });
+  post({ t: "ready" });
+}
+
+void main();

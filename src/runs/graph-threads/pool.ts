@@ -1,0 +1,264 @@
+// Graph threads (API-thread side): a few worker threads, each with the project's graphs loaded, execute the runs'
+// graphs, so a node that computes for seconds holds up neither the HTTP server (`/ok`, other streams) nor runs on
+// other threads. A run goes to the thread with the fewest runs; its events come back as JSON text and are published
+// as they are. A thread that crashes ends its runs in error and is replaced; a cancelled run whose thread does not
+// answer within the grace period (stuck in synchronous code) has its thread ended and replaced, and the thread's
+// other runs end in error, saying why.
+import { MessageChannel, Worker } from "node:worker_threads";
+import pino from "pino";
+import type Database from "better-sqlite3";
+import type { Logger } from "../../lib/logger.js";
+import { RawJson } from "../../lib/serde.js";
+import type { GraphEntry } from "../../lib/settings/project.js";
+import type { StoreConfig } from "../../lib/settings/sections.js";
+import type { GraphRun, GraphRunner, GraphRunResult, RunEmit } from "../graph-runner.js";
+import type { FromHost, ToHost } from "./protocol.js";
+import type { HostData } from "./host.js";
+import { serveDatabase } from "./remote-sqlite.js";
+
+export type GraphThreadBackend =
+  | {
+      kind: "sqlite";
+      db: Database.Database;
+      /** Opens the group commit's transaction (before a write). */
+      begin: () => void;
+      /** WriteTracker.touch. */
+      touch: (threadId: string) => void;
+    }
+  | {
+      kind: "postgres";
+      url: string;
+      schema: string;
+      /** Connections of each of a thread's two pools. */
+      poolSize: number;
+      /** Checkpoints were written on a graph thread (the WAL flush of sync() covers them). */
+      wrote: () => void;
+    };
+
+export interface GraphThreadOptions {
+  threads: number;
+  projectDir: string;
+  graphs: GraphEntry[];
+  store: StoreConfig | null | undefined;
+  backend: GraphThreadBackend;
+  log: Logger;
+  /** How long a cancelled run's thread has to stop it before the thread is ended. */
+  cancelGraceMs: number;
+}
+
+interface Pending {
+  job: GraphRun;
+  emit: RunEmit;
+  resolve: (r: GraphRunResult) => void;
+  /** Set when the run was cancelled and its thread ended for it. */
+  cancelled?: boolean;
+}
+
+const EXT = import.meta.url.endsWith(".ts") ? ".ts" : ".js";
+
+/** One graph thread. */
+class Host {
+  readonly worker: Worker;
+  readonly runs = new Map<number, Pending>();
+  ready: Promise<void>;
+  private stopDb: (() => void) | undefined;
+  ended = false;
+
+  constructor(
+    private opts: GraphThreadOptions,
+    private onExit: (host: Host, why: string) => void,
+  ) {
+    const b = opts.backend;
+    let backend: HostData["backend"];
+    const transfer: import("node:worker_threads").TransferListItem[] = [];
+    if (b.kind === "sqlite") {
+      const { port1, port2 } = new MessageChannel();
+      const flag = new SharedArrayBuffer(4);
+      this.stopDb = serveDatabase(b.db, b.begin, b.touch, port1, flag);
+      backend = { kind: "sqlite", port: port2, flag };
+      transfer.push(port2);
+    } else {
+      backend = { kind: "postgres", url: b.url, schema: b.schema, poolSize: b.poolSize };
+    }
+    const data: HostData & { ext: string } = {
+      projectDir: opts.projectDir,
+      graphs: opts.graphs,
+      store: opts.store,
+      logLevel: opts.log.level,
+      backend,
+      ext: EXT,
+    };
+    this.worker = new Worker(new URL("./boot.mjs", import.meta.url), {
+      workerData: data,
+      transferList: transfer,
+    });
+    this.ready = new Promise<void>((resolve, reject) => {
+      const first = (m: FromHost) => {
+        if (m.t === "ready") resolve();
+        else if (m.t === "failed") reject(new Error(m.message));
+        else return;
+        this.worker.off("message", first);
+      };
+      this.worker.on("message", first);
+      this.worker.once("error", reject);
+      this.worker.once("exit", (code) =>
+        reject(new Error(`the graph thread exited (code ${code}) before it was ready`)),
+      );
+    });
+    this.ready.catch(() => {});
+    this.worker.on("message", (m: FromHost) => this.onMessage(m));
+    this.worker.on("error", (e) => this.end(`the graph thread crashed: ${e?.stack ?? e}`));
+    this.worker.on("exit", (code) => this.end(`the graph thread exited (code ${code})`));
+  }
+
+  private onMessage(m: FromHost): void {
+    switch (m.t) {
+      case "event":
+        this.runs.get(m.id)?.emit(m.event, new RawJson(m.json));
+        return;
+      case "done": {
+        const p = this.runs.get(m.id);
+        if (!p) return;
+        this.runs.delete(m.id);
+        p.resolve({
+          outcome: m.outcome,
+          state: m.state,
+          ...(m.stateError ? { stateError: new Error(m.stateError) } : {}),
+        });
+        return;
+      }
+      case "crashed": {
+        const p = this.runs.get(m.id);
+        if (!p) return;
+        this.runs.delete(m.id);
+        p.resolve({
+          outcome: { status: "error", values: undefined, error: { error: "Error", message: m.message } },
+        });
+        return;
+      }
+      case "log":
+        relay(this.opts.log, m.line);
+        return;
+      case "wrote":
+        if (this.opts.backend.kind === "postgres") this.opts.backend.wrote();
+        return;
+      default:
+        return;
+    }
+  }
+
+  post(m: ToHost): void {
+    if (!this.ended) this.worker.postMessage(m);
+  }
+
+  /** Ends the thread's runs (unless already ended) and tells the pool. */
+  end(why: string): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopDb?.();
+    for (const p of this.runs.values()) {
+      p.resolve({
+        outcome: p.cancelled
+          ? { status: "interrupted", values: undefined }
+          : { status: "error", values: undefined, error: { error: "GraphThreadEnded", message: why } },
+      });
+    }
+    this.runs.clear();
+    this.onExit(this, why);
+  }
+}
+
+/** A JSON log line of a graph thread, logged again by the API thread's logger at its level. */
+function relay(log: Logger, line: string): void {
+  let entry: Record<string, unknown>;
+  try {
+    entry = JSON.parse(line) as Record<string, unknown>;
+  } catch {
+    log.info(line.trim());
+    return;
+  }
+  const { level, msg, time: _time, pid: _pid, hostname: _host, ...rest } = entry;
+  const name = (pino.levels.labels[level as number] ?? "info") as "info";
+  log[name](rest, typeof msg === "string" ? msg : "");
+}
+
+export class GraphThreadPool implements GraphRunner {
+  readonly threaded = true;
+  private hosts: Host[] = [];
+  private nextId = 1;
+  private closing = false;
+
+  private constructor(private opts: GraphThreadOptions) {}
+
+  /** Starts the threads and resolves once each has loaded the graphs; rejects naming what failed. */
+  static async start(opts: GraphThreadOptions): Promise<GraphThreadPool> {
+    const pool = new GraphThreadPool(opts);
+    for (let i = 0; i < opts.threads; i++) pool.hosts.push(pool.spawn());
+    try {
+      await Promise.all(pool.hosts.map((h) => h.ready));
+    } catch (e) {
+      await pool.close();
+      throw new Error(`a graph thread could not load the graphs: ${(e as Error).message}`);
+    }
+    return pool;
+  }
+
+  private spawn(): Host {
+    return new Host(this.opts, (host, why) => {
+      const at = this.hosts.indexOf(host);
+      if (at < 0 || this.closing) return;
+      this.opts.log.warn(`graph thread ended: ${why}; starting another`);
+      this.hosts[at] = this.spawn();
+      this.hosts[at].ready.catch((e: Error) =>
+        this.opts.log.error(`a replacement graph thread could not load the graphs: ${e.message}`),
+      );
+    });
+  }
+
+  /** The thread with the fewest runs among those started (or about to be). */
+  private pick(): Host {
+    let best = this.hosts[0];
+    for (const h of this.hosts) if (h.runs.size < best.runs.size) best = h;
+    return best;
+  }
+
+  async run(job: GraphRun, signal: AbortSignal, emit: RunEmit, log: Logger): Promise<GraphRunResult> {
+    const host = this.pick();
+    await host.ready;
+    if (host.ended) return this.run(job, signal, emit, log);
+    const id = this.nextId++;
+    return new Promise<GraphRunResult>((resolve) => {
+      const pending: Pending = { job, emit, resolve };
+      host.runs.set(id, pending);
+      const bindings = (log as unknown as { bindings?: () => Record<string, unknown> }).bindings?.() ?? {};
+      host.post({ t: "run", id, job, bindings });
+      const onAbort = () => {
+        host.post({ t: "abort", id });
+        // A thread busy in synchronous code reads no message: past the grace period it is ended for this run.
+        const timer = setTimeout(() => {
+          if (!host.runs.has(id) || host.ended) return;
+          pending.cancelled = true;
+          log.warn(
+            `the run's graph thread did not stop it within ${this.opts.cancelGraceMs} ms of its cancellation; ending the thread`,
+          );
+          host.end(`ended to stop run ${job.runId}, which did not answer its cancellation`);
+          void host.worker.terminate();
+        }, this.opts.cancelGraceMs);
+        timer.unref();
+      };
+      if (signal.aborted) onAbort();
+      else signal.addEventListener("abort", onAbort, { once: true });
+    });
+  }
+
+  async close(): Promise<void> {
+    this.closing = true;
+    await Promise.all(
+      this.hosts.map(async (h) => {
+        h.post({ t: "close" });
+        await h.worker.terminate().catch(() => {});
+        h.end("the server is stopping");
+      }),
+    );
+  }
+}

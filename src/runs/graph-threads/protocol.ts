@@ -1,0 +1,29 @@
+// Messages between the API thread (pool.ts) and a graph thread (host.ts).
+import type { RunOutcome } from "../executor.js";
+import type { GraphRun } from "../graph-runner.js";
+import type { ThreadStateJson } from "../state.js";
+
+export type ToHost =
+  /** Execute a run; `bindings` are its log lines' context. */
+  | { t: "run"; id: number; job: GraphRun; bindings: Record<string, unknown> }
+  | { t: "abort"; id: number }
+  | { t: "close" };
+
+export type FromHost =
+  | { t: "ready" }
+  /** The graphs could not be loaded on this thread. */
+  | { t: "failed"; message: string }
+  | { t: "event"; id: number; event: string; json: string }
+  | {
+      t: "done";
+      id: number;
+      outcome: RunOutcome;
+      state: ThreadStateJson | null | undefined;
+      stateError: string | undefined;
+    }
+  /** The run threw outside the graph's own error handling. */
+  | { t: "crashed"; id: number; message: string }
+  /** A JSON log line of this thread. */
+  | { t: "log"; line: string }
+  /** PostgreSQL: checkpoints were written (the API thread's sync() then flushes the WAL). */
+  | { t: "wrote" };

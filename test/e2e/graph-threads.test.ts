@@ -1,0 +1,110 @@
+// End-to-end, both backends: with graph threads (HANGAR_GRAPH_THREADS), a node that spins its thread in synchronous
+// code holds up neither the API nor runs on other threads: while it spins, `/ok`, an echo run on another thread and
+// the history of a long thread all answer. A cancel ends a spinning run (its graph thread is ended and replaced);
+// a graph thread that exits ends its run in error and the server goes on. Ordered by events (marker files, gates,
+// statuses), never by the clock.
+import { afterAll, describe, expect, it } from "vitest";
+import {
+  RUNS_CONFIG,
+  Scratch,
+  job,
+  logOf,
+  markerLines,
+  waitFor,
+  waitForStatus,
+  waitForThreadStatus,
+} from "../helpers/runs.ts";
+import { useHangar } from "../helpers/server.ts";
+
+const hangar = useHangar({
+  config: RUNS_CONFIG,
+  env: { HANGAR_GRAPH_THREADS: "2", HANGAR_GRAPH_CANCEL_GRACE_SECONDS: "1" },
+});
+const scratch = new Scratch();
+afterAll(() => scratch.cleanup());
+
+/** Starts a run whose first step spins until `gate` opens; resolves once it spins. */
+async function startSpinning(label: string, gateFile: string) {
+  const { client } = hangar;
+  const { thread_id } = await client.threads.create();
+  const marker = scratch.marker();
+  const run = await client.runs.create(thread_id, "steps", {
+    input: job({ label, steps: 2, spin_at: 0, gate_file: gateFile, marker_file: marker }),
+  });
+  await waitFor(`run ${label} to spin`, () => markerLines(marker).includes(`start ${label}:0`));
+  return { thread_id, run };
+}
+
+describe("graph threads", () => {
+  it("while a node spins: /ok, an echo run on another thread and a long thread's history answer", async () => {
+    const { client } = hangar;
+    // A long thread, written before the spin starts.
+    const long = await client.threads.create();
+    await client.runs.wait(long.thread_id, "steps", {
+      input: job({ label: "l", steps: 60 }),
+      config: { recursion_limit: 100 },
+    });
+
+    const gate = scratch.gate();
+    const spinning = await startSpinning("s", gate.file);
+    try {
+      const ok = await fetch(`${hangar.server.url}/ok`);
+      expect(ok.status).toBe(200);
+      const echo = await client.threads.create();
+      const values = (await client.runs.wait(echo.thread_id, "steps", {
+        input: job({ label: "e", steps: 1 }),
+      })) as { log: string[] };
+      expect(values.log).toEqual(["e:0"]);
+      const history = await client.threads.getHistory(long.thread_id, { limit: 200 });
+      expect(history.length).toBeGreaterThan(60);
+      // Still spinning: nothing of it was checkpointed past its start.
+      expect((await client.runs.get(spinning.thread_id, spinning.run.run_id)).status).toBe("running");
+    } finally {
+      gate.open();
+    }
+    await waitForStatus(client, spinning.thread_id, spinning.run.run_id, ["success"]);
+    const state = await client.threads.getState<{ log: string[] }>(spinning.thread_id);
+    expect(state.values.log).toEqual(logOf("s", 2));
+  });
+
+  it("a cancel ends a spinning run: its thread is ended and replaced, the next runs go on", async () => {
+    const { client } = hangar;
+    const gate = scratch.gate(); // never opened
+    const spinning = await startSpinning("c", gate.file);
+    await client.runs.cancel(spinning.thread_id, spinning.run.run_id);
+    await waitForStatus(client, spinning.thread_id, spinning.run.run_id, ["interrupted"]);
+    await waitForThreadStatus(client, spinning.thread_id, "idle");
+    expect(hangar.server.output()).toContain("did not stop it within 1000 ms of its cancellation");
+    // Runs go on, on the same thread and on others, once the replacement has loaded the graphs.
+    for (let i = 0; i < 3; i++) {
+      const { thread_id } = await client.threads.create();
+      const values = (await client.runs.wait(thread_id, "steps", {
+        input: job({ label: `n${i}`, steps: 1 }),
+      })) as {
+        log: string[];
+      };
+      expect(values.log).toEqual([`n${i}:0`]);
+    }
+    const again = (await client.runs.wait(spinning.thread_id, "steps", {
+      input: job({ label: "again", steps: 1 }),
+    })) as { log: string[] };
+    expect(again.log).toEqual(["again:0"]);
+  });
+
+  it("a graph thread that exits ends its run in error; the server goes on", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const run = await client.runs.create(thread_id, "steps", {
+      input: job({ label: "x", steps: 2, exit_at: 0 }),
+    });
+    await waitForStatus(client, thread_id, run.run_id, ["error"]);
+    await waitForThreadStatus(client, thread_id, "error");
+    expect(hangar.server.output()).toMatch(/graph thread ended: the graph thread exited \(code 3\)/);
+    const ok = await fetch(`${hangar.server.url}/ok`);
+    expect(ok.status).toBe(200);
+    const values = (await client.runs.wait(thread_id, "steps", { input: job({ label: "y", steps: 1 }) })) as {
+      log: string[];
+    };
+    expect(values.log).toEqual(["y:0"]);
+  });
+});
