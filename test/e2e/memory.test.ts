@@ -11,8 +11,8 @@ import { waitFor } from "../helpers/wait.ts";
 const THREADS = 600;
 const WARM = 100;
 const CONCURRENCY = 8;
-/** Ids a server may still hold at the end: its small caches (below), the last requests. Far below THREADS. */
-const KEPT_AT_MOST = 100;
+/** Ids a server may still hold at the end: its small caches (below), the last requests. Far below THREADS / 5. */
+const KEPT_AT_MOST = 60;
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/g;
 
 // The idle thread logs' cache, small (a few dozen echo threads): what stays beyond it is what is not bounded.
@@ -22,7 +22,28 @@ const hangar = useHangar({
   nodeFlags: ["--inspect=127.0.0.1:0"],
 });
 
-/** Serves `n` threads, CONCURRENCY at a time: create, then a run waited for; returns their thread and run ids. */
+/** Reads a response's body until `done(text so far)` holds or it ends; then lets go of it. */
+async function readUntil(res: Response, done: (text: string) => boolean): Promise<string> {
+  const reader = res.body!.getReader();
+  const decoder = new TextDecoder();
+  let text = "";
+  try {
+    while (!done(text)) {
+      const { value, done: ended } = await reader.read();
+      if (ended) break;
+      text += decoder.decode(value, { stream: true });
+    }
+  } finally {
+    await reader.cancel();
+  }
+  return text;
+}
+
+/**
+ * Serves `n` threads, CONCURRENCY at a time: create, then one run; returns their thread and run ids. Every other
+ * run is streamed (read to its end) instead of waited for, and every fifth thread is watched by a thread stream
+ * (lifecycle events) from before its run until the run's end, then left.
+ */
 async function serve(url: string, n: number): Promise<{ threads: string[]; runs: string[] }> {
   const threads: string[] = [];
   const runs: string[] = [];
@@ -36,16 +57,29 @@ async function serve(url: string, n: number): Promise<{ threads: string[]; runs:
     expect(res.status, `${path}: ${await res.clone().text()}`).toBe(200);
     return res;
   };
+  const run = { assistant_id: "chat", input: { messages: [{ role: "user", content: "hello" }] } };
   await Promise.all(
     Array.from({ length: CONCURRENCY }, async () => {
-      while (next++ < n) {
+      for (let i = next++; i < n; i = next++) {
         const { thread_id } = (await (await post("/threads", {})).json()) as { thread_id: string };
-        const res = await post(`/threads/${thread_id}/runs/wait`, {
-          assistant_id: "chat",
-          input: { messages: [{ role: "user", content: "hello" }] },
-        });
-        const values = (await res.json()) as { messages: unknown[] };
-        expect(values.messages).toHaveLength(2);
+        let watched: Promise<string> | undefined;
+        if (i % 5 === 0) {
+          const res = await fetch(`${url}/threads/${thread_id}/stream?stream_mode=lifecycle`);
+          expect(res.status).toBe(200);
+          watched = readUntil(res, (text) => text.includes("run_done"));
+        }
+        let res: Response;
+        if (i % 2 === 0) {
+          res = await post(`/threads/${thread_id}/runs/wait`, run);
+          const values = (await res.json()) as { messages: unknown[] };
+          expect(values.messages).toHaveLength(2);
+        } else {
+          res = await post(`/threads/${thread_id}/runs/stream`, run);
+          const text = await readUntil(res, () => false);
+          expect(text).toContain("event: values");
+          expect(text).not.toContain("event: error");
+        }
+        if (watched) expect(await watched).toContain("run_done");
         const runId = /\/runs\/([^/]+)$/.exec(res.headers.get("content-location") ?? "")?.[1];
         expect(runId).toBeDefined();
         threads.push(thread_id);
