@@ -268,6 +268,8 @@ interface TargetResult {
   /** Held at the end minus held after the warm-up, bytes; and per 10k threads served after it. */
   grewBytes?: number;
   per10kBytes?: number;
+  /** The same from the second measure to the end (once bounded caches have filled: the steady growth). */
+  laterPer10kBytes?: number;
   grown?: ReturnType<typeof grown>;
   snapshots?: string[];
   logFile?: string;
@@ -321,6 +323,10 @@ async function soak(target: Target, opts: Options, stamp: string): Promise<Targe
     const [first, end] = [r.points[0], r.points[r.points.length - 1]];
     r.grewBytes = end.heldBytes - first.heldBytes;
     r.per10kBytes = end.threads > first.threads ? (r.grewBytes / (end.threads - first.threads)) * 10_000 : 0;
+    const second = r.points[1];
+    if (second && end.threads > second.threads) {
+      r.laterPer10kBytes = ((end.heldBytes - second.heldBytes) / (end.threads - second.threads)) * 10_000;
+    }
     if (censuses.length === 2) r.grown = grown(censuses[0], censuses[1]);
   } catch (err) {
     r.error = (err as Error).message;
@@ -349,7 +355,10 @@ function render(r: TargetResult): string {
   if (r.grewBytes !== undefined) {
     out.push(
       `   held at the end − after the first ${r.points[0].threads}: ${fmt(r.grewBytes)} MB; ` +
-        `per 10k threads: ${fmt(r.per10kBytes)} MB`,
+        `per 10k threads: ${fmt(r.per10kBytes)} MB` +
+        (r.laterPer10kBytes === undefined
+          ? ""
+          : `; from ${r.points[1].threads} threads on (bounded caches full): ${fmt(r.laterPer10kBytes)} MB per 10k`),
     );
   }
   if (r.grown) {
