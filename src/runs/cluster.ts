@@ -27,7 +27,8 @@ import { FinishListeners, type FinishListener, type RunService, type StartedRun 
 import { admitRun, checkRunBody, keptRun, recordRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { GraphRunner } from "./graph-runner.js";
 import type { AddressPolicy } from "./net-policy.js";
-import { isResumable } from "./kwargs.js";
+import { isResumable, streamsValues } from "./kwargs.js";
+import { toPlain } from "../lib/serde.js";
 
 export interface ClusterOptions {
   /** This process takes runs from the queue (mode worker or all). */
@@ -247,6 +248,8 @@ export class ClusterRunManager implements RunService {
     if (!FINAL(run.status)) {
       const r = await this.result(run);
       if (r.error) return { __error__: r.error };
+      // As officially: the last `values` event of a run that streams them, else the thread's values.
+      if (streamsValues(run.kwargs) && r.output != null) return toPlain(r.output);
     } else if (run.status === "error") {
       const t = await this.storage.threads.get(threadId);
       return { __error__: t?.error ?? { error: "Error", message: "run failed" } };

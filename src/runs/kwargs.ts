@@ -119,6 +119,12 @@ export const isResumable = (kwargs: unknown): boolean => {
   return Boolean(k.resumable ?? k.stream_resumable);
 };
 
+/** Whether a run streams `values` events (then a join of it answers the last of them, as officially). */
+export const streamsValues = (kwargs: unknown): boolean => {
+  const modes = (kwargs as { stream_mode?: unknown } | null)?.stream_mode;
+  return Array.isArray(modes) && modes.includes("values");
+};
+
 /** A run's durability: the one it recorded, else the default (records leave the default out). */
 export const durabilityOf = (kwargs: RunKwargs): "sync" | "async" | "exit" =>
   kwargs.durability ?? DEFAULT_DURABILITY;

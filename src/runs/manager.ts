@@ -21,7 +21,8 @@ import {
   type RunDeps,
   type RunResult,
 } from "./execute-job.js";
-import { buildKwargs, isResumable } from "./kwargs.js";
+import { buildKwargs, isResumable, streamsValues } from "./kwargs.js";
+import { toPlain } from "../lib/serde.js";
 import { LocalRunQueue } from "./local-queue.js";
 import { admitRun, checkRunBody, keptRun, runAssistant, statefulRunTarget } from "./create.js";
 import type { GraphRunner } from "./graph-runner.js";
@@ -307,6 +308,9 @@ export class RunManager implements RunService {
     if (job && job.run.thread_id === threadId) {
       const r = await job.done;
       if (r.error) return { __error__: r.error };
+      // As officially: the last `values` event of a run that streams them (a graph's output may differ from its
+      // state), else the thread's values.
+      if (streamsValues(job.run.kwargs) && r.output != null) return toPlain(r.output);
     } else {
       const run = await this.storage.runs.get(threadId, runId);
       if (!run) throw notFound(`Run "${runId}" not found in thread "${threadId}"`);
