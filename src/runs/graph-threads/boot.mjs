@@ -6,7 +6,9 @@ import { workerData } from "node:worker_threads";
 const [esm, cjs] = await Promise.all([import("tsx/esm/api"), import("tsx/cjs/api")]);
 esm.register();
 cjs.register();
-const { useProjectImporter } = await import(new URL(`../../lib/project-import${workerData.ext}`, import.meta.url).href);
+const { useProjectImporter } = await import(
+  new URL(`../../lib/project-import${workerData.ext}`, import.meta.url).href
+);
 const { importThroughTsx } = await import(
   new URL(`../../cli/typescript-import${workerData.ext}`, import.meta.url).href
 );
