@@ -85,6 +85,8 @@ export class GraphSchemas {
   private statics = new Map<string, Promise<StaticSchemas | undefined>>();
   private queue: Job[] = [];
   private running = new Set<Extraction>();
+  /** Extractions under way or waiting for another process's (at most WORKERS). */
+  private slots = 0;
   private cache?: SchemaCache;
   /** Graphs a request waits for (their extraction, once queued, goes ahead of the background's). */
   private asked = new Set<string>();
@@ -197,13 +199,47 @@ export class GraphSchemas {
   }
 
   private pump(): void {
-    while (!this.closed && this.running.size < WORKERS && this.queue.length)
-      void this.extract(this.queue.shift()!);
+    while (!this.closed && this.slots < WORKERS && this.queue.length) {
+      this.slots++;
+      void this.extract(this.queue.shift()!).finally(() => {
+        this.slots--;
+        this.pump();
+      });
+    }
   }
 
+  /**
+   * Extracts a graph's types, once among the processes sharing the cache: while another holds the graph's lock,
+   * its result is awaited instead (the test suite's servers, several `serve` processes of one project).
+   */
   private async extract(job: Job): Promise<void> {
     const spec = this.spec(job.graphId);
     if (!spec) return job.resolve(undefined);
+    if (!this.cache) return this.extractHere(job, spec);
+    for (let round = 0; round < 3 && !this.closed; round++) {
+      const release = await this.cache.claim(spec, TIMEOUT_MS * 2);
+      if (release) {
+        try {
+          return await this.extractHere(job, spec);
+        } finally {
+          await release();
+        }
+      }
+      this.log.debug(
+        `schemas of graph "${job.graphId}": another process extracts them; waiting for its result`,
+      );
+      const theirs = await this.cache.waitForOther(spec, () => this.closed);
+      if (theirs) {
+        this.log.debug(
+          `schemas of graph "${job.graphId}": another process's extraction, taken from the cache`,
+        );
+        return job.resolve(theirs);
+      }
+    }
+    return this.closed ? job.resolve(undefined) : this.extractHere(job, spec);
+  }
+
+  private async extractHere(job: Job, spec: StaticSpec): Promise<void> {
     const t0 = performance.now();
     const extraction = extractInWorker(spec, TIMEOUT_MS);
     this.running.add(extraction);
@@ -225,7 +261,6 @@ export class GraphSchemas {
       job.resolve(undefined);
     } finally {
       this.running.delete(extraction);
-      this.pump();
     }
   }
 

@@ -2,7 +2,7 @@
 // the content of every file the compiler read, the absence of the paths it missed and the versions are unchanged;
 // one directory serves several modules and several writers.
 import { createHash } from "node:crypto";
-import { mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterEach, beforeEach, describe, expect, it } from "vitest";
@@ -68,5 +68,27 @@ describe("schema cache directory", () => {
     expect(await new SchemaCache(join(dir, "none"), VERSIONS).lookup(spec())).toBeUndefined();
     for (const f of readdirSync(cacheDir)) writeFileSync(join(cacheDir, f), "{not json");
     expect(await new SchemaCache(cacheDir, VERSIONS).lookup(spec())).toBeUndefined();
+  });
+
+  it("one process at a time extracts a graph: the others wait for its entry; a lock of a gone process is taken over", async () => {
+    const first = new SchemaCache(cacheDir, VERSIONS);
+    const second = new SchemaCache(cacheDir, VERSIONS);
+    const spec2 = spec("locked");
+    const release = await first.claim(spec2, 60_000);
+    expect(release).toBeDefined();
+    expect(await second.claim(spec2, 60_000)).toBeUndefined();
+    let stopped = false;
+    const waiting = second.waitForOther(spec2, () => stopped);
+    await first.record(spec2, entry({ graph: { state: { title: "locked" } } }));
+    await release!();
+    expect(await waiting).toEqual({ graph: { state: { title: "locked" } } });
+    // A lock naming a process that is gone (a pid no process has) is stale.
+    const lock = join(cacheDir, readdirSync(cacheDir).find((f) => f.endsWith(".json"))! + ".lock");
+    writeFileSync(lock, "2147483646");
+    const spec3 = JSON.parse(readFileSync(lock.slice(0, -".lock".length), "utf8")).spec;
+    const again = await second.claim(spec3, 60_000);
+    expect(again).toBeDefined();
+    await again!();
+    stopped = true;
   });
 });

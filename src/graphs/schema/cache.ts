@@ -4,7 +4,7 @@
 // anything else recomputes that graph. Entries are keyed by the module's absolute path, so one directory can serve
 // several projects and processes at once (each entry is written whole, by a rename).
 import { createHash } from "node:crypto";
-import { mkdir, readFile, rename, stat, writeFile } from "node:fs/promises";
+import { mkdir, readFile, rename, stat, unlink, writeFile } from "node:fs/promises";
 import { join } from "node:path";
 import pLimit from "p-limit";
 import type { Extracted, StaticSchemas, StaticSpec } from "./worker.js";
@@ -29,6 +29,19 @@ const limit = pLimit(32);
 
 /** How long a file's hash is reused by later checks of this process (the graphs of one start share files). */
 const HASH_REUSE_MS = 10_000;
+
+/** How often a process waiting for another's extraction of the same graph looks whether it is done. */
+const LOCK_POLL_MS = 200;
+
+/** Whether a process with this id runs on this machine. */
+function alive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    return (e as NodeJS.ErrnoException).code === "EPERM";
+  }
+}
 
 /** The schema cache: a directory of entries. */
 export class SchemaCache {
@@ -108,6 +121,53 @@ export class SchemaCache {
     this.writes.add(tracked);
     void tracked.then(() => this.writes.delete(tracked));
     return write;
+  }
+
+  /**
+   * Takes the right to extract `spec` (a lock file beside its entry, naming this process), so that processes sharing
+   * the directory extract a graph once: resolves with its release, or undefined while another live process holds it
+   * (see waitForOther). A lock left by a process that is gone, or older than `staleMs`, is taken over.
+   */
+  async claim(spec: StaticSpec, staleMs: number): Promise<(() => Promise<void>) | undefined> {
+    const lock = `${this.fileOf(spec)}.lock`;
+    await mkdir(this.dir, { recursive: true });
+    for (let attempt = 0; attempt < 3; attempt++) {
+      try {
+        await writeFile(lock, String(process.pid), { flag: "wx" });
+        return () => unlink(lock).catch(() => {});
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== "EEXIST") return async () => {};
+      }
+      const [holder, info] = await Promise.all([
+        readFile(lock, "utf8").catch(() => ""),
+        stat(lock).catch(() => undefined),
+      ]);
+      const pid = Number(holder);
+      const age = info ? Date.now() - info.mtimeMs : Infinity;
+      // A lock without a pid yet is being written (a moment), unless it is old.
+      const stale = age > staleMs || (pid > 0 ? !alive(pid) : age > 5_000);
+      if (!stale || pid === process.pid) return undefined;
+      await unlink(lock).catch(() => {});
+    }
+    return undefined;
+  }
+
+  /**
+   * Waits until the process holding `spec`'s lock lets go of it (or `stop()` says to stop waiting), then answers
+   * what it left in the cache (undefined if its extraction failed: the caller claims it then).
+   */
+  async waitForOther(spec: StaticSpec, stop: () => boolean): Promise<StaticSchemas | undefined> {
+    const lock = `${this.fileOf(spec)}.lock`;
+    while (!stop()) {
+      const held = await stat(lock).then(
+        () => true,
+        () => false,
+      );
+      if (!held) break;
+      await new Promise((r) => setTimeout(r, LOCK_POLL_MS));
+    }
+    this.hashes.clear();
+    return this.lookup(spec);
   }
 
   /** Waits for the writes under way. */
