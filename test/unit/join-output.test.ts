@@ -12,7 +12,7 @@ import { RunManager } from "../../src/runs/manager.ts";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.ts";
 import type { Storage } from "../../src/storage/types.ts";
 import { StreamBroker } from "../../src/streams/channel.ts";
-import { Scratch } from "../helpers/runs.ts";
+import { Scratch, runBody } from "../helpers/runs.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 
 const dir = tempDir("hangar-unit-join-");
@@ -44,17 +44,10 @@ afterAll(async () => {
 it("a join of a run in flight answers its last values event; of an ended run, the thread's values", async () => {
   const thread = (await storage.threads.create({ thread_id: crypto.randomUUID(), metadata: {} }))!;
   const gate = scratch.gate();
-  const { run } = await runs.createStateful(thread.thread_id, {
-    assistant_id: "shaped",
-    input: { question: "life", gate_file: gate.file },
-    stream_mode: ["values"],
-    stream_subgraphs: false,
-    stream_resumable: false,
-    on_disconnect: "continue",
-    durability: "async",
-    multitask_strategy: "enqueue",
-    if_not_exists: "reject",
-  } as Parameters<RunManager["createStateful"]>[1]);
+  const { run } = await runs.createStateful(
+    thread.thread_id,
+    runBody({ assistant_id: "shaped", input: { question: "life", gate_file: gate.file } }),
+  );
   // Joined before the gate opens: the run is in flight.
   const inFlight = runs.join(thread.thread_id, run.run_id);
   gate.open();

@@ -8,24 +8,12 @@ import { RunManager } from "../../src/runs/manager.ts";
 import { openSqliteStorage } from "../../src/storage/sqlite/index.ts";
 import type { Storage } from "../../src/storage/types.ts";
 import { StreamBroker } from "../../src/streams/channel.ts";
-import { RUNS_CONFIG, Scratch, job } from "../helpers/runs.ts";
+import { RUNS_CONFIG, Scratch, job, runBody } from "../helpers/runs.ts";
 import { cleanupDir, tempDir } from "../helpers/server.ts";
 import { createLogger } from "../../src/lib/logger.ts";
 
-type Body = Parameters<RunManager["createStateful"]>[1];
-
 /** A run body as the API passes it (its schema's defaults filled in). */
-const body = (over: Partial<Body>): Body => ({
-  assistant_id: "steps",
-  stream_mode: ["values"],
-  stream_subgraphs: false,
-  stream_resumable: false,
-  on_disconnect: "continue",
-  durability: "async",
-  multitask_strategy: "enqueue",
-  if_not_exists: "reject",
-  ...over,
-});
+const body = runBody;
 
 const dir = tempDir("hangar-unit-manager-");
 const scratch = new Scratch();

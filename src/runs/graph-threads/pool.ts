@@ -116,26 +116,18 @@ class Host {
       case "event":
         this.runs.get(m.id)?.emit(m.event, new RawJson(m.json));
         return;
-      case "done": {
-        const p = this.runs.get(m.id);
-        if (!p) return;
-        this.runs.delete(m.id);
-        p.resolve({
+      case "done":
+        this.settle(m.id, {
           outcome: m.outcome,
           state: m.state,
           ...(m.stateError ? { stateError: new Error(m.stateError) } : {}),
         });
         return;
-      }
-      case "crashed": {
-        const p = this.runs.get(m.id);
-        if (!p) return;
-        this.runs.delete(m.id);
-        p.resolve({
+      case "crashed":
+        this.settle(m.id, {
           outcome: { status: "error", values: undefined, error: { error: "Error", message: m.message } },
         });
         return;
-      }
       case "log":
         relay(this.opts.log, m.line);
         return;
@@ -145,6 +137,14 @@ class Host {
       default:
         return;
     }
+  }
+
+  /** Ends a run of this thread with its result (once). */
+  private settle(id: number, result: GraphRunResult): void {
+    const p = this.runs.get(id);
+    if (!p) return;
+    this.runs.delete(id);
+    p.resolve(result);
   }
 
   post(m: ToHost): void {

@@ -6,6 +6,7 @@
 // unchanged on it. The API thread never waits for a graph thread.
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import type Database from "better-sqlite3";
+import { statementCache } from "../../storage/sqlite/rows.js";
 
 type Mode = "run" | "get" | "all";
 
@@ -133,15 +134,7 @@ export function serveDatabase(
   flag: SharedArrayBuffer,
 ): () => void {
   const signal = new Int32Array(flag);
-  const cache = new Map<string, Database.Statement>();
-  const prepared = (sql: string) => {
-    let s = cache.get(sql);
-    if (!s) {
-      s = db.prepare(sql);
-      if (cache.size < 500) cache.set(sql, s);
-    }
-    return s;
-  };
+  const prepared = statementCache(db);
   const batch = db.transaction((steps: { sql: string; params: unknown[] }[]) => {
     for (const s of steps) prepared(s.sql).run(...toBuffers(s.params));
   });
