@@ -7,6 +7,7 @@
 //
 // Readers share one connection per process: a loop does a blocking XREAD over every key someone is reading
 // and fans events out; a new reader interrupts the blocked XREAD (CLIENT UNBLOCK) so it is served at once.
+import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { toJson } from "../lib/serde.js";
 import type { Logger } from "../lib/logger.js";
@@ -26,14 +27,23 @@ export const END_EVENT = "__end__";
 const DROP_EVENT = "__drop__";
 
 /**
- * Appends a batch of events, in order, to one or more logs: ARGV holds six fields per event (the index of its key
- * in KEYS, the id proposal, event, data, TTL ms, max length). Each event's sequence number is above the log's last
- * one (one XREVRANGE per log per batch); each log's TTL is its last event's.
+ * Appends a batch of events, in order, to one or more logs: KEYS[1] is the publisher's key and ARGV[1] the batch's
+ * number, then ARGV holds six fields per event (the index of its key in KEYS, the id proposal, event, data, TTL
+ * ms, max length). Each event's sequence number is above the log's last one (one XREVRANGE per log per batch);
+ * each log's TTL is its last event's.
+ *
+ * A batch is applied once: the client sends a command again when its connection closed before the reply came
+ * (the reply lost, not the command), so the publisher's key holds the number of its last batch applied and an
+ * older or equal number is skipped. Without it a connection dropped at the wrong moment wrote the batch twice.
  */
 const PUBLISH_MANY = `
+local n = tonumber(ARGV[1])
+local done = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n <= done then return 0 end
+redis.call('SET', KEYS[1], ARGV[1], 'PX', 86400000)
 local last = {}
 local ttl = {}
-for i = 1, #ARGV, 6 do
+for i = 2, #ARGV, 6 do
   local k = tonumber(ARGV[i])
   local seq = last[k]
   if seq == nil then
@@ -48,7 +58,7 @@ for i = 1, #ARGV, 6 do
   ttl[k] = ARGV[i + 4]
 end
 for k, t in pairs(ttl) do redis.call('PEXPIRE', KEYS[k], t) end
-return #ARGV / 6`;
+return (#ARGV - 1) / 6`;
 
 /** Events per script call at most (a run streaming tokens can publish hundreds in one turn). */
 const PUBLISH_BATCH = 256;
@@ -153,8 +163,12 @@ export class RedisBroker implements ClusterBroker {
   private entryBytes = 1024;
   /** Events waiting for the end of this turn of the event loop to be published (see publishTo). */
   private outbox: Outgoing[] = [];
+  /** This broker's key for PUBLISH_MANY (which batch of it was applied last) and the number of its last batch. */
+  private publisherKey: string;
+  private batches = 0;
 
   constructor(private opts: RedisBrokerOptions) {
+    this.publisherKey = `${opts.prefix}publisher:${randomUUID()}`;
     this.pub = redisClient(opts.url, "hangar-pub", opts.log) as PublishingRedis;
     this.pub.defineCommand("hangarPublishMany", { lua: PUBLISH_MANY });
     this.reader = redisClient(opts.url, "hangar-read", opts.log);
@@ -201,7 +215,7 @@ export class RedisBroker implements ClusterBroker {
     this.outbox = [];
     for (let i = 0; i < queued.length; i += PUBLISH_BATCH) {
       const batch = queued.slice(i, i + PUBLISH_BATCH);
-      const keys = [...new Set(batch.map((e) => e.key))];
+      const keys = [this.publisherKey, ...new Set(batch.map((e) => e.key))];
       const args = batch.flatMap((e) => [
         String(keys.indexOf(e.key) + 1),
         e.hint,
@@ -211,10 +225,10 @@ export class RedisBroker implements ClusterBroker {
         String(e.maxLen),
       ]);
       this.pub
-        .hangarPublishMany(keys.length, ...keys, ...args)
+        .hangarPublishMany(keys.length, ...keys, String(++this.batches), ...args)
         .catch((e: Error) =>
           this.opts.log.warn(
-            `redis: could not publish ${batch.length} event(s) to ${keys.join(", ")}: ${e.message}`,
+            `redis: could not publish ${batch.length} event(s) to ${keys.slice(1).join(", ")}: ${e.message}`,
           ),
         );
     }
