@@ -97,6 +97,10 @@ export class ThreadStateService {
     }
     const snap = await graph.getState(this.config(threadId, sel), { subgraphs });
     const [state] = await this.withWrites(graph, [snap]);
+    // A run from a given checkpoint records the root's `checkpoint_ns: ""` in its checkpoints' metadata (LangGraph
+    // copies it from the configurable); the official server leaves it out of a state read, not of the history.
+    const metadata = state.metadata as Json | null | undefined;
+    if (metadata && metadata.checkpoint_ns === "") delete metadata.checkpoint_ns;
     return state;
   }
 

@@ -201,13 +201,6 @@ export const ACCEPTED: readonly Accepted[] = [
 ];
 
 export const PENDING: readonly Pending[] = [
-  // r1..: found by this harness, reported.
-  {
-    scenario: "time-travel",
-    path: "state after replay/metadata/checkpoint_ns",
-    only: "hangar",
-    value: "",
-    issue: "r10",
-    why: "a run from a given checkpoint records `checkpoint_ns: \"\"` in its checkpoints' metadata (LangGraph copies it there from the run's configurable); the official dev server's do not have it (its `checkpoint_map`, also from the configurable, is recorded alike since)",
-  },
+  // r1..: found by this harness, reported; each removed with its fix (the last, r10: a state read after a run from
+  // a given checkpoint showed `checkpoint_ns: ""`, which the official state read leaves out).
 ];
