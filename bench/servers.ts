@@ -230,6 +230,15 @@ async function waitListening(entry: Live, output: () => string): Promise<string>
  */
 const SCHEMAS_OFF = { HANGAR_SCHEMAS_AHEAD: process.env.HANGAR_SCHEMAS_AHEAD ?? "false" };
 
+/**
+ * `BENCH_PROF_DIR=<dir>`: Hangar's server processes write a V8 CPU profile there when they exit (node --cpu-prof;
+ * NODE_OPTIONS may not carry it). Open it in Chrome's DevTools or summarise it with bench/prof-top.ts.
+ */
+function profileFlags(): string[] {
+  const dir = process.env.BENCH_PROF_DIR;
+  return dir ? ["--cpu-prof", "--cpu-prof-dir", resolve(dir)] : [];
+}
+
 /** Starts `node bin/hangar.js dev --port 0 ...` and resolves once it prints where it listens. */
 export async function startHangar(stamp: string): Promise<BenchServer> {
   mkdirSync(RESULTS_DIR, { recursive: true });
@@ -241,6 +250,7 @@ export async function startHangar(stamp: string): Promise<BenchServer> {
   const { entry, output } = spawnLogged(
     process.execPath,
     [
+      ...profileFlags(),
       join(ROOT, "bin/hangar.js"),
       "dev",
       "--config",
@@ -447,6 +457,7 @@ export async function startCluster(name: PgTarget, stamp: string): Promise<Bench
     const spawned = spawnLogged(
       process.execPath,
       [
+        ...profileFlags(),
         join(ROOT, "bin/hangar.js"),
         "serve",
         "--config",
