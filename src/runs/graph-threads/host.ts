@@ -40,6 +40,8 @@ const log: Logger = createLogger({
 async function open(): Promise<{
   checkpointer: BaseCheckpointSaver;
   store: BaseStore;
+  /** Waits for the writes not waited for (embedded); throws the error of one that failed. */
+  flush?: () => void;
   close: () => Promise<void>;
 }> {
   const index = await loadStoreIndex(data.projectDir, data.store);
@@ -53,7 +55,7 @@ async function open(): Promise<{
     const tracker = { touch: (threadId: string | undefined) => db.touch(threadId) };
     const checkpointer = new HangarSqliteSaver(remote, () => {}, tracker as never);
     const store = new SqliteStore(remote, () => {}, index, 0);
-    return { checkpointer, store, close: async () => {} };
+    return { checkpointer, store, flush: () => db.flush(), close: async () => {} };
   }
   const { openPostgresGraphStorage } = await import("../../storage/postgres/index.js");
   // The API thread's sync() flushes PostgreSQL's WAL once it knows checkpoints were written.
@@ -95,6 +97,11 @@ async function main(): Promise<void> {
     const runLog = log.child(m.bindings);
     void runner
       .run(m.job, controller.signal, emit, runLog)
+      .then((r) => {
+        // The run's writes have all run before the API thread hears of its end.
+        storage.flush?.();
+        return r;
+      })
       .then(
         (r): FromHost => ({
           t: "done",

@@ -1,9 +1,14 @@
 // The embedded database seen from a graph thread: a stand-in for better-sqlite3's Database whose statements run on
 // the API thread's one connection (one writer; every write joins its group commit, so the sync setting holds as
-// for runs on the API thread). A call blocks the graph thread (Atomics.wait on a shared flag) until the API thread
+// for runs on the API thread). A read blocks the graph thread (Atomics.wait on a shared flag) until the API thread
 // has run the statement and posted the answer, which the graph thread then takes from its port synchronously
 // (receiveMessageOnPort): LangGraph's SQLite saver and Hangar's store, written for a synchronous driver, run
 // unchanged on it. The API thread never waits for a graph thread.
+//
+// Writes do not wait: a transaction's statements, or a statement run with `run()`, are posted and the graph goes on
+// (a checkpoint's put and its writes cost no round trip). The port keeps their order, so a later read sees them. A
+// write's result (`changes`, `lastInsertRowid`) is fetched when it is read; a write that failed makes the next call
+// that waits throw its error (at the latest the flush at a run's end), as the write itself would have.
 import { receiveMessageOnPort, type MessagePort } from "node:worker_threads";
 import type Database from "better-sqlite3";
 import { statementCache } from "../../storage/sqlite/rows.js";
@@ -12,11 +17,20 @@ type Mode = "run" | "get" | "all";
 
 /** A statement, or several in one transaction (the statements of a `transaction()` function). */
 export type SqlRequest =
-  | { kind: "one"; sql: string; mode: Mode; params: unknown[] }
+  /** With an id: a write not waited for, its result kept under the id until asked for (`result`). */
+  | { kind: "one"; sql: string; mode: Mode; params: unknown[]; id?: number }
+  /** Not answered (not waited for). */
   | { kind: "batch"; steps: { sql: string; params: unknown[] }[] }
   | { kind: "exec"; sql: string }
+  /** The result of the write posted with this id. */
+  | { kind: "result"; id: number }
+  /** Answered once every write posted before it ran (or with the error of one that failed). */
+  | { kind: "flush" }
   /** The thread's checkpoints are about to change (WriteTracker.touch); not answered. */
   | { kind: "touch"; threadId: string };
+
+/** Results of writes not waited for that the API thread keeps until asked for (the oldest are dropped). */
+const KEPT_RESULTS = 256;
 
 export type SqlAnswer =
   { ok: true; value: unknown } | { ok: false; error: { message: string; code?: string } };
@@ -54,8 +68,25 @@ export class RemoteDatabase {
     this.flag = new Int32Array(flag);
   }
 
+  /** Writes posted since the last call that waited. */
+  private unsynced = 0;
+  /** Id of the last write posted with `run()`. */
+  private lastId = 0;
+
+  /** Posts a write without waiting for it. */
+  private send(req: SqlRequest): void {
+    this.port.postMessage(req);
+    this.unsynced++;
+  }
+
+  /** Waits until every write posted so far has run; throws the error of one that failed. */
+  flush(): void {
+    if (this.unsynced > 0) this.call({ kind: "flush" });
+  }
+
   private call(req: SqlRequest): unknown {
     this.port.postMessage(req);
+    this.unsynced = 0;
     Atomics.wait(this.flag, 0, 0);
     Atomics.store(this.flag, 0, 0);
     const answer = receiveMessageOnPort(this.port)?.message as SqlAnswer | undefined;
@@ -65,14 +96,25 @@ export class RemoteDatabase {
   }
 
   prepare(sql: string) {
-    const one = (mode: Mode, params: unknown[]) => this.call({ kind: "one", sql, mode, params });
+    const one = (mode: "get" | "all", params: unknown[]) => this.call({ kind: "one", sql, mode, params });
     return {
-      run: (...params: unknown[]) => {
+      run: (...params: unknown[]): Database.RunResult => {
         if (this.batch) {
           this.batch.push({ sql, params });
           return { changes: 0, lastInsertRowid: 0 };
         }
-        return one("run", params) as Database.RunResult;
+        const id = ++this.lastId;
+        this.send({ kind: "one", sql, mode: "run", params, id });
+        let result: Database.RunResult | undefined;
+        const fetch = () => (result ??= this.call({ kind: "result", id }) as Database.RunResult);
+        return {
+          get changes() {
+            return fetch().changes;
+          },
+          get lastInsertRowid() {
+            return fetch().lastInsertRowid;
+          },
+        };
       },
       get: (...params: unknown[]) => {
         if (this.batch) throw new Error("a read inside a transaction() is not supported on a graph thread");
@@ -116,7 +158,7 @@ export class RemoteDatabase {
         steps = this.batch;
         this.batch = undefined;
       }
-      if (steps.length) this.call({ kind: "batch", steps });
+      if (steps.length) this.send({ kind: "batch", steps });
       return out;
     };
   }
@@ -138,7 +180,17 @@ export function serveDatabase(
   const batch = db.transaction((steps: { sql: string; params: unknown[] }[]) => {
     for (const s of steps) prepared(s.sql).run(...toBuffers(s.params));
   });
+  // The error of a write that was not waited for, given to the next call that waits; the results of such writes.
+  let failed: { message: string; code?: string } | undefined;
+  const results = new Map<number, unknown>();
   const answer = (req: Exclude<SqlRequest, { kind: "touch" }>): unknown => {
+    if (req.kind === "flush") return null;
+    if (req.kind === "result") {
+      if (!results.has(req.id)) throw new Error("the result of that write is no longer kept");
+      const r = results.get(req.id);
+      results.delete(req.id);
+      return r;
+    }
     if (req.kind === "exec") {
       begin();
       db.exec(req.sql);
@@ -160,12 +212,26 @@ export function serveDatabase(
   };
   const onMessage = (req: SqlRequest) => {
     if (req.kind === "touch") return touch(req.threadId);
+    const waited = req.kind !== "batch" && !(req.kind === "one" && req.id !== undefined);
     let reply: SqlAnswer;
-    try {
-      reply = { ok: true, value: answer(req) };
-    } catch (e) {
-      const err = e as Error & { code?: string };
-      reply = { ok: false, error: { message: err.message, code: err.code } };
+    if (waited && failed) {
+      reply = { ok: false, error: failed };
+      failed = undefined;
+    } else {
+      try {
+        reply = { ok: true, value: answer(req) };
+      } catch (e) {
+        const err = e as Error & { code?: string };
+        reply = { ok: false, error: { message: err.message, code: err.code } };
+      }
+    }
+    if (!waited) {
+      if (!reply.ok) failed ??= reply.error;
+      else if (req.kind === "one" && req.id !== undefined) {
+        results.set(req.id, reply.value);
+        if (results.size > KEPT_RESULTS) results.delete(results.keys().next().value!);
+      }
+      return;
     }
     port.postMessage(reply);
     Atomics.store(signal, 0, 1);
