@@ -184,6 +184,7 @@ async function embeddedBackend(
       webhooks,
       apiUrl: env.server.apiUrl,
       runner,
+      runTimeoutMs: env.server.runTimeoutSeconds * 1000,
     });
     return {
       storage,
@@ -288,6 +289,7 @@ async function clusterBackend(
       pollMs: queuePollMs,
       webhooks,
       apiUrl: env.server.apiUrl,
+      runTimeoutMs: env.server.runTimeoutSeconds * 1000,
     });
     const graceMs = shutdownGraceSeconds * 1000;
     return {

@@ -1,6 +1,17 @@
 // Every environment variable Hangar reads, declared once (name, type, default, doc) and parsed once into typed
 // settings; docs/configuration.md is generated from these declarations (src/lib/settings/doc.ts).
-import { envVar, flag, intAtLeast, list, oneOf, port, positiveInt, readGroup, text } from "./settings/env.js";
+import {
+  envVar,
+  flag,
+  intAtLeast,
+  list,
+  oneOf,
+  port,
+  positiveInt,
+  positiveSeconds,
+  readGroup,
+  text,
+} from "./settings/env.js";
 import type { Env, EnvVar, ValuesOf } from "./settings/env.js";
 import { z } from "zod";
 
@@ -139,6 +150,13 @@ const SERVER = {
       "synchronous code) is ended and replaced, and its other runs end in `error`",
     type: "positive integer",
     default: 5,
+  }),
+  runTimeoutSeconds: envVar("BG_JOB_TIMEOUT_SECS", positiveSeconds, {
+    doc:
+      "as in the official server: how long one attempt of a run may execute; past it the run is stopped as a " +
+      "cancel stops it and ends `timeout` (an `error` event on its stream names the limit), its thread `error`",
+    type: "positive number (seconds)",
+    default: 3600,
   }),
   apiUrl: envVar("LANGGRAPH_API_URL", text, {
     doc: "as in the official server: this deployment's public URL, recorded as `langgraph_api_url` in each run's metadata",

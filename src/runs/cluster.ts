@@ -47,6 +47,8 @@ export interface ClusterOptions {
   apiUrl?: string;
   /** Where the graphs execute (graph threads); default this thread. */
   runner?: GraphRunner;
+  /** BG_JOB_TIMEOUT_SECS in ms: an attempt running longer is stopped and ends `timeout`. */
+  runTimeoutMs?: number;
 }
 
 interface Executing {
@@ -88,7 +90,11 @@ export class ClusterRunManager implements RunService {
     private opts: ClusterOptions,
   ) {
     this.finished = new FinishListeners(log);
-    this.deps = { ...runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl), runner: opts.runner };
+    this.deps = {
+      ...runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl),
+      runner: opts.runner,
+      runTimeoutMs: opts.runTimeoutMs,
+    };
   }
 
   /** Subscribes to the signals; a worker starts taking runs, renewing leases and sweeping expired ones. */
@@ -190,7 +196,9 @@ export class ClusterRunManager implements RunService {
     const thread = run.thread_id ? await this.storage.threads.get(run.thread_id) : null;
     const status = (row?.status ?? "error") as RunResult["status"];
     const output =
-      thread?.error && status === "error" ? { __error__: thread.error } : (thread?.values ?? null);
+      thread?.error && (status === "error" || status === "timeout")
+        ? { __error__: thread.error }
+        : (thread?.values ?? null);
     return { status, values: undefined, output };
   }
 
@@ -250,7 +258,7 @@ export class ClusterRunManager implements RunService {
       if (r.error) return { __error__: r.error };
       // As officially: the last `values` event of a run that streams them, else the thread's values.
       if (streamsValues(run.kwargs) && r.output != null) return toPlain(r.output);
-    } else if (run.status === "error") {
+    } else if (run.status === "error" || run.status === "timeout") {
       const t = await this.storage.threads.get(threadId);
       return { __error__: t?.error ?? { error: "Error", message: "run failed" } };
     }

@@ -15,6 +15,7 @@ import { webhookPolicy, type AddressPolicy } from "./net-policy.js";
 import { withBackoff } from "../lib/backoff.js";
 import { VERSION } from "../lib/version.js";
 import { loopbackUrl } from "../lib/loopback.js";
+import { runDeadline, timeoutError } from "./run-timeout.js";
 
 export type CancelAction = "interrupt" | "rollback";
 
@@ -36,7 +37,9 @@ function serverMetadata(graphs: GraphRegistry, attempt: number, configuredUrl: s
   };
 }
 
-export interface RunResult extends RunOutcome {
+export interface RunResult extends Omit<RunOutcome, "status"> {
+  /** The graph's outcome, or `timeout` when the run was stopped at BG_JOB_TIMEOUT_SECS. */
+  status: RunOutcome["status"] | "timeout";
   /**
    * Final output for /wait: the last values, or `{__interrupt__}` when the run stopped at an interrupt.
    * Graph values (messages are class instances): serialize with `toJson`.
@@ -55,6 +58,8 @@ export interface RunDeps {
   apiUrl?: string;
   /** Where graphs execute; default: on this thread. */
   runner?: GraphRunner;
+  /** BG_JOB_TIMEOUT_SECS in ms: how long an attempt may execute before it is stopped (none: no limit). */
+  runTimeoutMs?: number;
 }
 
 /** What a run manager (embedded or cluster) gives the runs it executes; webhooks default to HANGAR_WEBHOOK_*. */
@@ -150,18 +155,32 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
       metadata: { ...runConfigMetadata(kwargs), ...serverMetadata(graphs, attempt, deps.apiUrl) },
     },
   };
-  const ran = await (deps.runner ?? new InProcessRunner(graphs)).run(
-    {
-      graphId: assistant.graph_id,
-      runId: run.run_id,
-      threadId: job.stateless ? null : threadId,
-      kwargs: runKwargs,
-    },
-    job.signal,
-    publish,
-    log,
-  );
-  const { outcome } = ran;
+  // The graph stops at a cancel or at the run timeout alike (on a graph thread, a spinning one is ended). The clock
+  // starts with the graph: a graph thread that is still loading the graphs (a replacement) does not count.
+  const deadline = runDeadline(job.signal, deps.runTimeoutMs);
+  const ran = await (deps.runner ?? new InProcessRunner(graphs))
+    .run(
+      {
+        graphId: assistant.graph_id,
+        runId: run.run_id,
+        threadId: job.stateless ? null : threadId,
+        kwargs: runKwargs,
+      },
+      deadline.signal,
+      publish,
+      log,
+      () => deadline.start(),
+    )
+    .finally(() => deadline.clear());
+  let outcome: RunResult = { ...ran.outcome, output: undefined };
+  const stopping = job.stopping();
+  // Timed out (and not cancelled or stopped with the process meanwhile): ends `timeout`, its stream with the error.
+  if (deadline.expired() && !job.cancelAction() && !stopping) {
+    const error = timeoutError(deps.runTimeoutMs!);
+    log.warn(error.message);
+    publish("error", error);
+    outcome = { status: "timeout", values: ran.outcome.values, error, output: undefined };
+  }
   let output: unknown = outcome.error ? { __error__: outcome.error } : (outcome.values ?? null);
   const finished = () => {
     const status = job.cancelAction() ? "interrupted" : outcome.status;
@@ -169,7 +188,7 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     log[status === "error" ? "warn" : "info"]({ status, ms }, `run finished: ${status}`);
   };
   // Stopped by shutdown: the run stays "running" and is resumed later.
-  if (job.stopping()) {
+  if (stopping) {
     log.info("run stopped with the process; it resumes from its last checkpoint");
     return { ...outcome, output };
   }
@@ -199,9 +218,10 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
     // As the official server answers: the interrupts only (the values are in the thread's state).
     output = { __interrupt__: state.interrupts };
   }
-  // A cancelled run leaves its thread idle (its completed steps stay, unless rolled back).
+  // A cancelled run leaves its thread idle (its completed steps stay, unless rolled back); a timed-out one leaves it
+  // `error`, as the official server does (it records the TimeoutError as the thread's error).
   const status =
-    outcome.status === "error"
+    outcome.status === "error" || outcome.status === "timeout"
       ? "error"
       : cancelAction
         ? "idle"

@@ -33,7 +33,14 @@ export type RunEmit = (event: string, data: unknown) => void;
 export interface GraphRunner {
   /** Whether the graphs run on threads of their own (then the events' data comes as JSON text, see RawJson). */
   readonly threaded: boolean;
-  run(job: GraphRun, signal: AbortSignal, emit: RunEmit, log: Logger): Promise<GraphRunResult>;
+  /** `started` is called when the graph starts executing (a graph thread may first have to load the graphs). */
+  run(
+    job: GraphRun,
+    signal: AbortSignal,
+    emit: RunEmit,
+    log: Logger,
+    started?: () => void,
+  ): Promise<GraphRunResult>;
   close(): Promise<void>;
 }
 
@@ -54,11 +61,18 @@ export class InProcessRunner implements GraphRunner {
 
   constructor(private graphs: GraphRegistry) {}
 
-  async run(job: GraphRun, signal: AbortSignal, emit: RunEmit, log: Logger): Promise<GraphRunResult> {
+  async run(
+    job: GraphRun,
+    signal: AbortSignal,
+    emit: RunEmit,
+    log: Logger,
+    started?: () => void,
+  ): Promise<GraphRunResult> {
     const graph =
       job.threadId === null
         ? await this.graphs.getWith(job.graphId, job.kwargs.config, undefined)
         : await this.graphs.get(job.graphId, job.kwargs.config);
+    started?.();
     const outcome = await executeRun(graph, job.kwargs, job.runId, signal, emit, log);
     if (job.threadId === null) return { outcome };
     try {

@@ -60,6 +60,8 @@ export interface RunManagerOptions {
   apiUrl?: string;
   /** Where the graphs execute (graph threads); default this thread. */
   runner?: GraphRunner;
+  /** BG_JOB_TIMEOUT_SECS in ms: an attempt running longer is stopped and ends `timeout`. */
+  runTimeoutMs?: number;
 }
 
 export class RunManager implements RunService {
@@ -77,7 +79,11 @@ export class RunManager implements RunService {
     private log: Logger,
     private opts: RunManagerOptions = { maxConcurrent: 10, maxAttempts: 3 },
   ) {
-    this.deps = { ...runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl), runner: opts.runner };
+    this.deps = {
+      ...runDeps(storage, graphs, broker, log, opts.webhooks, opts.apiUrl),
+      runner: opts.runner,
+      runTimeoutMs: opts.runTimeoutMs,
+    };
     this.queue = new LocalRunQueue(storage.runs, opts.maxConcurrent, (job) => this.execute(job));
     this.finished = new FinishListeners(log);
   }
@@ -314,7 +320,7 @@ export class RunManager implements RunService {
     } else {
       const run = await this.storage.runs.get(threadId, runId);
       if (!run) throw notFound(`Run "${runId}" not found in thread "${threadId}"`);
-      if (run.status === "error") {
+      if (run.status === "error" || run.status === "timeout") {
         const t = await this.storage.threads.get(threadId);
         return { __error__: t?.error ?? { error: "Error", message: "run failed" } };
       }

@@ -106,6 +106,14 @@ export const intAtLeast = (min: number) =>
 
 export const positiveInt = intAtLeast(1);
 
+/** A number greater than 0, decimals allowed (`0.5`, `3600`): a duration in seconds, as the official server reads one. */
+export const positiveSeconds = z
+  .string()
+  .trim()
+  .regex(/^(\d+(\.\d*)?|\.\d+)$/, "must be a positive number of seconds")
+  .transform(Number)
+  .refine((n) => n > 0 && Number.isFinite(n), "must be a positive number of seconds");
+
 /** A TCP port, 0 to 65535 (0: any free port). */
 export const port = z
   .string()

@@ -222,10 +222,17 @@ export class GraphThreadPool implements GraphRunner {
     return best;
   }
 
-  async run(job: GraphRun, signal: AbortSignal, emit: RunEmit, log: Logger): Promise<GraphRunResult> {
+  async run(
+    job: GraphRun,
+    signal: AbortSignal,
+    emit: RunEmit,
+    log: Logger,
+    started?: () => void,
+  ): Promise<GraphRunResult> {
     const host = this.pick();
     await host.ready;
-    if (host.ended) return this.run(job, signal, emit, log);
+    if (host.ended) return this.run(job, signal, emit, log, started);
+    started?.();
     const id = this.nextId++;
     return new Promise<GraphRunResult>((resolve) => {
       const pending: Pending = { job, emit, resolve };
