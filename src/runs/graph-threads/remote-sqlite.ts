@@ -84,13 +84,24 @@ export class RemoteDatabase {
     if (this.unsynced > 0) this.call({ kind: "flush" });
   }
 
+  /** Number of the last call that waited: its answer carries it, so no other answer is ever taken for it. */
+  private seq = 0;
+
   private call(req: SqlRequest): unknown {
-    this.port.postMessage(req);
+    const seq = ++this.seq;
+    this.port.postMessage({ ...req, seq });
     this.unsynced = 0;
-    Atomics.wait(this.flag, 0, 0);
-    Atomics.store(this.flag, 0, 0);
-    const answer = receiveMessageOnPort(this.port)?.message as SqlAnswer | undefined;
-    if (!answer) throw new Error("the API thread did not answer a database call");
+    let answer: (SqlAnswer & { seq?: number }) | undefined;
+    while (!answer) {
+      Atomics.wait(this.flag, 0, 0);
+      Atomics.store(this.flag, 0, 0);
+      // An answer to an earlier call (one that threw before reading it) is passed over.
+      let m: { message: unknown } | undefined;
+      while (!answer && (m = receiveMessageOnPort(this.port))) {
+        const a = m.message as SqlAnswer & { seq?: number };
+        if (a.seq === seq) answer = a;
+      }
+    }
     if (!answer.ok) throw Object.assign(new Error(answer.error.message), { code: answer.error.code });
     return answer.value;
   }
@@ -166,7 +177,7 @@ export class RemoteDatabase {
 
 /**
  * API-thread side: answers one graph thread's calls on `db`. `begin` opens the group commit's transaction before a
- * write; `touch` is WriteTracker.touch. Returns a function that stops answering.
+ * write; `touch` is WriteTracker.touch. Returns a function that stops answering, once it ran what was posted.
  */
 export function serveDatabase(
   db: Database.Database,
@@ -233,13 +244,17 @@ export function serveDatabase(
       }
       return;
     }
-    port.postMessage(reply);
+    port.postMessage({ ...reply, seq: (req as { seq?: number }).seq });
     Atomics.store(signal, 0, 1);
     Atomics.notify(signal, 0);
   };
   port.on("message", onMessage);
   return () => {
     port.off("message", onMessage);
+    // What the thread posted before it ended runs now, in order, before its runs' ends are recorded (writes it did
+    // not wait for must not land after a later run of the same thread started).
+    for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
+      onMessage(m.message as SqlRequest);
     port.close();
   };
 }
