@@ -139,8 +139,13 @@ function clone(): string {
   return dir;
 }
 
-/** `PORT=0 npm run dev` in `dir`: the README's command, on a free port. */
-const npmRunDev = (dir: string) => start("npm", ["run", "dev"], dir, userEnv({ PORT: "0" }));
+/**
+ * `PORT=0 npm run dev` in `dir`: the README's command, on a free port; with HANGAR_SCHEMAS_AHEAD=false, as the
+ * harness's servers run (test/helpers/server.ts): a schema a page asks for is extracted then, instead of the
+ * server compiling all the examples' types in the background (tens of CPU seconds) while the consoles are tested.
+ */
+const npmRunDev = (dir: string) =>
+  start("npm", ["run", "dev"], dir, userEnv({ PORT: "0", HANGAR_SCHEMAS_AHEAD: "false" }));
 
 /** Opens the Agent Server's console of `url` and waits for the example's `chat` assistant in its list. */
 async function seeAgentConsole(url: string, name: string): Promise<void> {

@@ -21,6 +21,10 @@ let api: CpClient;
 
 beforeAll(async () => {
   cpSync(join(ROOT, "examples"), project, { recursive: true });
+  // Deployed as secrets with the rest of its env, HANGAR_SCHEMAS_AHEAD=false has the Agent Servers extract the
+  // graphs' schemas when asked, as the harness's servers do (test/helpers/server.ts): no test here asks, and each
+  // revision's server would otherwise compile the three graphs' types in the background (tens of CPU seconds).
+  setEnv(project, "HANGAR_SCHEMAS_AHEAD", "false");
   cp = await startCp({ reconcile: true, env: { HANGAR_CP_BOOTSTRAP_API_KEY: KEY } });
   api = cpClient(cp.url, { "x-api-key": KEY });
 });
@@ -56,12 +60,15 @@ async function reply(url: string): Promise<string> {
   return out.join(" / ");
 }
 
-function setGreeting(dir: string, greeting: string): void {
+/** Sets a variable of the project's env in its langgraph.json. */
+function setEnv(dir: string, name: string, value: string): void {
   const file = join(dir, "langgraph.json");
   const config = JSON.parse(readFileSync(file, "utf8"));
-  config.env.HANGAR_EXAMPLE_GREETING = greeting;
+  config.env[name] = value;
   writeFileSync(file, JSON.stringify(config, null, 2));
 }
+
+const setGreeting = (dir: string, greeting: string) => setEnv(dir, "HANGAR_EXAMPLE_GREETING", greeting);
 
 const jsonLines = (s: string) =>
   s
@@ -113,6 +120,7 @@ describe("hangar deploy", () => {
     expect(d.secrets.map((s: { name: string }) => s.name).sort()).toEqual([
       "DEPLOY_TEST_SECRET",
       "HANGAR_EXAMPLE_GREETING",
+      "HANGAR_SCHEMAS_AHEAD",
     ]);
     firstRevision = d.latest_revision_id;
     expect(d.active_revision_id).toBe(firstRevision);

@@ -45,11 +45,18 @@ const official = (args: string[], cwd: string, env: Record<string, string> = { L
 const hangar = (args: string[], cwd: string) =>
   run([BIN, "deploy", ...args], cwd, { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: KEY });
 
-/** A copy of the fixture project with a `.env` holding the secret. */
+/**
+ * A copy of the fixture project with a `.env` holding the secret, and HANGAR_SCHEMAS_AHEAD=false (a secret too),
+ * so that its Agent Servers extract the graph's schemas only when asked, as the harness's servers do: no test here
+ * asks, and each revision's server would otherwise compile the graph's types in the background.
+ */
 function project(name: string, secret: string): string {
   const dir = join(base, name);
   cpSync(FIXTURE, dir, { recursive: true });
-  writeFileSync(join(dir, ".env"), `# local settings\nDEPLOY_ENV_SECRET=${secret}\n`);
+  writeFileSync(
+    join(dir, ".env"),
+    `# local settings\nDEPLOY_ENV_SECRET=${secret}\nHANGAR_SCHEMAS_AHEAD=false\n`,
+  );
   return dir;
 }
 
@@ -114,7 +121,10 @@ describe("the official CLI: langgraphjs deploy --remote", () => {
     const d = (await api.get(`/v2/deployments/${id}`)).body;
     expect(d).toMatchObject({ name: "official-env", source: "internal_source" });
     expect(d.source_revision_config.langgraph_config_path).toBe("langgraph.json");
-    expect(d.secrets).toEqual([{ name: "DEPLOY_ENV_SECRET", value: "********" }]);
+    expect(d.secrets).toEqual([
+      { name: "DEPLOY_ENV_SECRET", value: "********" },
+      { name: "HANGAR_SCHEMAS_AHEAD", value: "********" },
+    ]);
     // The create made no revision of its own (it had no source yet): the PATCH made the only one.
     const revs = (await api.get(`/v2/deployments/${id}/revisions`)).body.resources;
     expect(revs).toHaveLength(1);
@@ -249,7 +259,10 @@ describe("hangar deploy of the same `env: .env` project", () => {
     url = m![1];
     id = /\/deployments\/([0-9a-f-]{36})$/.exec(url)![1];
     const d = (await api.get(`/v2/deployments/${id}`)).body;
-    expect(d.secrets).toEqual([{ name: "DEPLOY_ENV_SECRET", value: "********" }]);
+    expect(d.secrets).toEqual([
+      { name: "DEPLOY_ENV_SECRET", value: "********" },
+      { name: "HANGAR_SCHEMAS_AHEAD", value: "********" },
+    ]);
     firstRevision = d.latest_revision_id;
     const envInBuild = readFileSync(join(cp.dataDir, "builds", firstRevision, "src/.env"), "utf8");
     expect(envInBuild).not.toContain(secret);
