@@ -3,7 +3,7 @@
 import { resolve } from "node:path";
 import { AuthError } from "../auth/auth.js";
 import { ConfigError } from "../lib/settings/project.js";
-import { SettingsError, settings } from "../lib/settings.js";
+import { SettingsError, loadSettings, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
 import { rootLogger, type Logger } from "../lib/logger.js";
 import { setUpLogging } from "./logging.js";
@@ -15,7 +15,7 @@ export interface DevOptions {
   host: string;
   dataDir?: string;
   reload: boolean;
-  nJobsPerWorker: string;
+  nJobsPerWorker?: string;
 }
 
 /** --port, else PORT, else the command's default; a message when it is not a port. */
@@ -37,13 +37,23 @@ function parsePort(opts: { port?: string }, fallback: string): number | string {
 /** Validates the shared flags; a message (and exit code 2) when one is wrong. */
 export function checkFlags(
   cmd: string,
-  opts: { port?: string; nJobsPerWorker: string },
+  opts: { port?: string; nJobsPerWorker?: string },
   defaultPort: string,
 ): { port: number; nJobs: number } | undefined {
   const port = parsePort(opts, defaultPort);
   if (typeof port === "string") {
     console.error(`hangar ${cmd}: ${port}`);
     return undefined;
+  }
+  if (opts.nJobsPerWorker === undefined) {
+    // N_JOBS_PER_WORKER, the official server's setting, else its default.
+    try {
+      return { port, nJobs: loadSettings(process.env).server.jobsPerWorker };
+    } catch (e) {
+      if (!(e instanceof SettingsError)) throw e;
+      console.error(`hangar ${cmd}: ${e.message}`);
+      return undefined;
+    }
   }
   const nJobs = Number(opts.nJobsPerWorker);
   if (!Number.isInteger(nJobs) || nJobs < 1) {

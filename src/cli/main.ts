@@ -17,7 +17,7 @@ function serverCommand(name: string, description: string, defaultPort: string): 
     .addOption(new Option("-p, --port <port>", `port to listen on (default ${defaultPort}, or $PORT)`))
     .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")
     .option("--data-dir <dir>", "directory for the embedded database (default: .hangar beside the config)")
-    .option("--n-jobs-per-worker <n>", "runs executing at once", "10");
+    .option("--n-jobs-per-worker <n>", "runs executing at once (default 10, or $N_JOBS_PER_WORKER)");
 }
 
 // Commands that import a project's code (graphs, auth, http app) register tsx's loader once their own modules

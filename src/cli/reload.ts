@@ -38,7 +38,8 @@ export function supervise(opts: DevOptions): Promise<number> {
   const projectDir = dirname(resolve(opts.config));
   const dataDir = opts.dataDir ? resolve(opts.dataDir) : resolve(projectDir, ".hangar");
   const args = [process.argv[1], "dev", "--no-reload", "--config", opts.config, "--host", opts.host];
-  args.push("--n-jobs-per-worker", opts.nJobsPerWorker);
+  // Unset: the child reads N_JOBS_PER_WORKER from the environment it inherits.
+  if (opts.nJobsPerWorker) args.push("--n-jobs-per-worker", opts.nJobsPerWorker);
   if (opts.port) args.push("--port", opts.port);
   if (opts.dataDir) args.push("--data-dir", opts.dataDir);
 

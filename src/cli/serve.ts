@@ -11,7 +11,7 @@ export interface ServeOptions {
   port?: string;
   host: string;
   dataDir?: string;
-  nJobsPerWorker: string;
+  nJobsPerWorker?: string;
   mode: string;
 }
 

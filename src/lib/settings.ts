@@ -1,6 +1,7 @@
 // Every environment variable Hangar reads, declared once (name, type, default, doc) and parsed once into typed
 // settings; docs/configuration.md is generated from these declarations (src/lib/settings/doc.ts).
 import {
+  SettingsError,
   envVar,
   flag,
   intAtLeast,
@@ -17,6 +18,23 @@ import { z } from "zod";
 
 export { SettingsError, type Env, type EnvVar } from "./settings/env.js";
 
+// ---- the official Agent Server's names (its images, compose files and Helm values set them), read as aliases
+
+/** An official true/false variable's text as `whenTrue` or `whenFalse` (LOG_JSON as LOG_FORMAT). */
+const officialFlag = (name: string, whenTrue: string, whenFalse: string) => (raw: string) => {
+  const v = raw.trim().toLowerCase();
+  if (["1", "true", "yes", "on"].includes(v)) return whenTrue;
+  if (["0", "false", "no", "off"].includes(v)) return whenFalse;
+  throw new SettingsError(`${name} must be true or false, got '${raw}'`);
+};
+
+/** BG_JOB_MAX_RETRIES (retries after the first attempt) as HANGAR_MAX_ATTEMPTS (attempts in all). */
+const retriesAsAttempts = (raw: string) => {
+  if (!/^\s*\d+\s*$/.test(raw))
+    throw new SettingsError(`BG_JOB_MAX_RETRIES must be an integer of at least 0, got '${raw}'`);
+  return String(Number(raw) + 1);
+};
+
 // ---- variables shared by several commands
 
 const PORT = envVar("PORT", port, {
@@ -30,11 +48,13 @@ const DATABASE_URL = envVar("DATABASE_URL", text, {
     "and the database of `prod` deployments",
   type: "URL",
   secret: true,
+  aliases: [{ name: "DATABASE_URI" }, { name: "POSTGRES_URI" }, { name: "POSTGRES_URI_CUSTOM" }],
 });
 const REDIS_URL = envVar("REDIS_URL", text, {
   doc: "Redis connection URL (event logs and signals of the scale-out backend; `prod` deployments of the control plane)",
   type: "URL",
   secret: true,
+  aliases: [{ name: "REDIS_URI" }, { name: "REDIS_URI_CUSTOM" }],
 });
 const API_KEY = envVar("HANGAR_API_KEY", text, {
   doc: "API key of the control plane, when `--api-key` is not given (`deploy` also reads it from the project's `.env`)",
@@ -58,15 +78,22 @@ const SERVER = {
     type: "true or false",
     default: false,
   }),
+  jobsPerWorker: envVar("N_JOBS_PER_WORKER", positiveInt, {
+    doc: "runs executing at once in a process, when `--n-jobs-per-worker` is not given (the official server's name)",
+    type: "positive integer",
+    default: 10,
+  }),
   maxAttempts: envVar("HANGAR_MAX_ATTEMPTS", positiveInt, {
     doc: "how many times a run interrupted by a crash is started before it is marked `error`",
     type: "positive integer",
     default: 3,
+    aliases: [{ name: "BG_JOB_MAX_RETRIES", map: retriesAsAttempts }],
   }),
   resumableTtlSeconds: envVar("HANGAR_RESUMABLE_TTL_SECONDS", positiveInt, {
     doc: "how long the events of a `stream_resumable` run stay joinable after it ends",
     type: "positive integer",
     default: 600,
+    aliases: [{ name: "RESUMABLE_STREAM_TTL_SECONDS" }],
   }),
   threadLogsCacheBytes: envVar("HANGAR_THREAD_LOGS_CACHE_BYTES", intAtLeast(0), {
     doc:
@@ -211,11 +238,13 @@ const CLUSTER = {
     type: "string",
     default: "hangar:",
     keepEmpty: true,
+    aliases: [{ name: "REDIS_KEY_PREFIX" }],
   }),
   poolSize: envVar("HANGAR_DATABASE_POOL_SIZE", positiveInt, {
     doc: "PostgreSQL connections per process",
     type: "positive integer",
     default: 10,
+    aliases: [{ name: "LANGGRAPH_POSTGRES_POOL_MAX_SIZE" }],
   }),
   preparedStatements: envVar("HANGAR_DATABASE_PREPARED", flag, {
     doc:
@@ -238,6 +267,7 @@ const CLUSTER = {
     doc: "how long a stopping worker lets running runs finish",
     type: "positive integer",
     default: 20,
+    aliases: [{ name: "BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS" }],
   }),
   connectTimeoutSeconds: envVar("HANGAR_CONNECT_TIMEOUT_SECONDS", positiveInt, {
     doc: "how long start-up retries an unreachable PostgreSQL or Redis",
@@ -387,6 +417,7 @@ const LOGGING = {
     doc: "`json`: one JSON object per line; `pretty`: for people",
     type: "`json` or `pretty`",
     shownDefault: "`pretty` for `dev` and `check`; `json` in other commands",
+    aliases: [{ name: "LOG_JSON", map: officialFlag("LOG_JSON", "json", "pretty") }],
   }),
 };
 

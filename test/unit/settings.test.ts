@@ -14,6 +14,7 @@ describe("environment variables", () => {
     expect(s.server).toMatchObject({
       port: undefined,
       apiKeys: [],
+      jobsPerWorker: 10,
       maxAttempts: 3,
       resumableTtlSeconds: 600,
       streamBufferBytes: 65536,
@@ -109,6 +110,57 @@ describe("environment variables", () => {
       "HANGAR_CP_SANDBOX_MEMORY_MB must be an integer of at least 64, got '32'",
     );
     expect(bad({ HANGAR_CP_MAX_UPLOAD_BYTES: "lots" }, "controlPlane")).toThrow(/HANGAR_CP_MAX_UPLOAD_BYTES/);
+  });
+
+  it("the official Agent Server's names: read as Hangar's, refused when two names of one setting disagree", () => {
+    const s = loadSettings({
+      POSTGRES_URI: "postgres://db/x",
+      REDIS_URI: "redis://r:6379",
+      REDIS_KEY_PREFIX: "",
+      N_JOBS_PER_WORKER: "3",
+      BG_JOB_MAX_RETRIES: "0",
+      BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS: "180",
+      RESUMABLE_STREAM_TTL_SECONDS: "120",
+      LANGGRAPH_POSTGRES_POOL_MAX_SIZE: "7",
+      LOG_JSON: "true",
+    });
+    expect(s.cluster).toMatchObject({
+      databaseUrl: "postgres://db/x",
+      redisUrl: "redis://r:6379",
+      redisPrefix: "",
+      poolSize: 7,
+      shutdownGraceSeconds: 180,
+    });
+    expect(s.server).toMatchObject({ jobsPerWorker: 3, maxAttempts: 1, resumableTtlSeconds: 120 });
+    expect(s.logging.format).toBe("json");
+    expect(loadSettings({ LOG_JSON: "false" }).logging.format).toBe("pretty");
+    // The same value under both names is one setting.
+    expect(
+      loadSettings({ DATABASE_URL: "postgres://a", DATABASE_URI: "postgres://a" }).cluster.databaseUrl,
+    ).toBe("postgres://a");
+    const refused = (env: Record<string, string>, group: "cluster" | "logging" | "server") => {
+      try {
+        void loadSettings(env)[group];
+      } catch (e) {
+        expect(e).toBeInstanceOf(SettingsError);
+        return (e as Error).message;
+      }
+      throw new Error(`${JSON.stringify(env)} was accepted`);
+    };
+    const both = refused({ DATABASE_URL: "postgres://a", DATABASE_URI: "postgres://secret-b" }, "cluster");
+    expect(both).toBe(
+      "DATABASE_URL and DATABASE_URI name the same setting and are set differently: set one of them",
+    );
+    expect(refused({ LOG_FORMAT: "pretty", LOG_JSON: "true" }, "logging")).toContain(
+      "LOG_FORMAT and LOG_JSON",
+    );
+    expect(refused({ LOG_JSON: "maybe" }, "logging")).toBe("LOG_JSON must be true or false, got 'maybe'");
+    expect(refused({ BG_JOB_MAX_RETRIES: "-1" }, "server")).toContain(
+      "BG_JOB_MAX_RETRIES must be an integer",
+    );
+    expect(refused({ N_JOBS_PER_WORKER: "0" }, "server")).toBe(
+      "N_JOBS_PER_WORKER must be a positive integer, got '0'",
+    );
   });
 
   it("parsed once: later changes to the environment are not seen", () => {

@@ -20,8 +20,20 @@ export interface EnvVar<T = unknown> {
   shownDefault: string;
   /** A secret is never repeated in a message. */
   secret: boolean;
+  /** Other names read for the same setting (the official Agent Server's), for the docs. */
+  aliases: readonly string[];
   /** The value in `env`; throws SettingsError when it is malformed. */
   read(env: Env): T;
+}
+
+/**
+ * Another name of a setting: the official Agent Server's, so its compose files, Helm values and images' settings work
+ * unchanged. `map` turns its text into the setting's own (e.g. LOG_JSON `true` into LOG_FORMAT `json`); it throws a
+ * SettingsError for a text it cannot take.
+ */
+export interface Alias {
+  name: string;
+  map?: (text: string) => string;
 }
 
 interface VarOptions {
@@ -32,6 +44,8 @@ interface VarOptions {
   keepEmpty?: boolean;
   /** Shown in the docs instead of the default value. */
   shownDefault?: string;
+  /** Other names of the setting; two names set to different values are refused, naming both. */
+  aliases?: readonly Alias[];
 }
 
 /** Declares a variable read with `schema` (from its text), `dflt` when unset. */
@@ -57,14 +71,31 @@ export function envVar(
     type: opts.type,
     shownDefault: opts.shownDefault ?? (hasDefault ? String(opts.default) : ""),
     secret: opts.secret ?? false,
+    aliases: (opts.aliases ?? []).map((a) => a.name),
     read(env) {
-      const raw = env[name];
-      const text = opts.keepEmpty ? raw : raw?.trim() ? raw : undefined;
-      if (text === undefined) return opts.default;
+      const given = (n: string) => {
+        const raw = env[n];
+        return opts.keepEmpty ? raw : raw?.trim() ? raw : undefined;
+      };
+      // The names set, each with its text as this setting's own.
+      const set: { name: string; raw: string; text: string }[] = [];
+      const own = given(name);
+      if (own !== undefined) set.push({ name, raw: own, text: own });
+      for (const a of opts.aliases ?? []) {
+        const raw = given(a.name);
+        if (raw !== undefined) set.push({ name: a.name, raw, text: a.map ? a.map(raw) : raw });
+      }
+      if (!set.length) return opts.default;
+      const differing = set.filter((e) => e.text.trim() !== set[0].text.trim());
+      if (differing.length) {
+        const names = [set[0], ...differing].map((e) => e.name).join(" and ");
+        throw new SettingsError(`${names} name the same setting and are set differently: set one of them`);
+      }
+      const { name: used, raw, text } = set[0];
       const parsed = schema.safeParse(text);
       if (parsed.success) return parsed.data;
       const why = parsed.error.issues[0]?.message ?? "is malformed";
-      throw new SettingsError(`${name} ${why}${opts.secret ? "" : `, got '${raw}'`}`);
+      throw new SettingsError(`${used} ${why}${opts.secret ? "" : `, got '${raw}'`}`);
     },
   };
 }
