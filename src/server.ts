@@ -64,8 +64,8 @@ export interface ServerOptions {
   /** Serve the web console at /console (default: the HANGAR_CONSOLE setting). */
   console?: boolean;
   /**
-   * Extract the graphs' schemas from their types in the background once listening, and keep them in a cache file
-   * (the CLI's dev and serve do; default: on the first request that needs them, uncached).
+   * Extract the graphs' schemas from their types in the background once listening (default: HANGAR_SCHEMAS_AHEAD of
+   * the server's settings, the project's env applied); otherwise on the first request that needs them.
    */
   warmSchemas?: boolean;
   /** Where the server logs; default the process's logger (`rootLogger()`). */
@@ -433,7 +433,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     if (backend.api) {
       schemasOf(graphs).useCache(env.server.schemasCacheDir ?? schemaCacheDir(opts, dataDir));
-      if (opts.warmSchemas) schemasOf(graphs).warm();
+      if (opts.warmSchemas ?? env.server.schemasAhead) schemasOf(graphs).warm();
     }
     const recovered = await backend.start();
     const crons = new CronScheduler(storage, runs, log);

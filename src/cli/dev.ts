@@ -139,7 +139,6 @@ export async function runServer(
       cluster,
       // `dev` always serves the console; `serve` when HANGAR_CONSOLE says so.
       console: cmd === "dev" ? true : undefined,
-      warmSchemas: settings().server.schemasAhead,
     });
     // The logger as the project's .env left it (startServer applies its LOG_LEVEL and LOG_FORMAT).
     const log = rootLogger();
