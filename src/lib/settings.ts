@@ -20,19 +20,19 @@ export { SettingsError, type Env, type EnvVar } from "./settings/env.js";
 
 // ---- the official Agent Server's names (its images, compose files and Helm values set them), read as aliases
 
-/** An official true/false variable's text as `whenTrue` or `whenFalse` (LOG_JSON as LOG_FORMAT). */
+/** An official true/false variable's text (as `flag` reads it) as `whenTrue` or `whenFalse` (LOG_JSON as LOG_FORMAT). */
 const officialFlag = (name: string, whenTrue: string, whenFalse: string) => (raw: string) => {
-  const v = raw.trim().toLowerCase();
-  if (["1", "true", "yes", "on"].includes(v)) return whenTrue;
-  if (["0", "false", "no", "off"].includes(v)) return whenFalse;
-  throw new SettingsError(`${name} must be true or false, got '${raw}'`);
+  const parsed = flag.safeParse(raw);
+  if (!parsed.success) throw new SettingsError(`${name} must be true or false, got '${raw}'`);
+  return parsed.data ? whenTrue : whenFalse;
 };
 
 /** BG_JOB_MAX_RETRIES (retries after the first attempt) as HANGAR_MAX_ATTEMPTS (attempts in all). */
 const retriesAsAttempts = (raw: string) => {
-  if (!/^\s*\d+\s*$/.test(raw))
+  const parsed = intAtLeast(0).safeParse(raw);
+  if (!parsed.success)
     throw new SettingsError(`BG_JOB_MAX_RETRIES must be an integer of at least 0, got '${raw}'`);
-  return String(Number(raw) + 1);
+  return String(parsed.data + 1);
 };
 
 // ---- variables shared by several commands
