@@ -1,30 +1,65 @@
 // Lint configuration: recommended JS and TypeScript rules over the whole package, and the import check that
 // keeps the layers of src/ importing downward only (README "Layout").
-import { posix } from "node:path";
+import { readdirSync } from "node:fs";
+import { dirname, posix } from "node:path";
+import { fileURLToPath } from "node:url";
 import js from "@eslint/js";
 import tseslint from "typescript-eslint";
 
 /**
- * The layers of src/, top to bottom: each may import from the layers below it, never from one above. A layer is
- * a set of folders (or, for `server`, the file src/server.ts).
+ * The parts of src/ (folders, and `server` for the file src/server.ts) and the parts each may import, named one by
+ * one: an import of any other part is an error, and a folder or file of src/ that is not a part here fails the lint
+ * (a new folder is checked from its first commit, never skipped). The edges must stay acyclic (checked below):
+ * top to bottom, cli, server.ts, then api and backends, the control plane, runs, graphs and auth, streams, storage,
+ * lib. A run's path: api -> runs (service, queue) -> runs (worker) -> storage, events runs -> streams -> api.
  */
-const LAYERS = [
-  { name: "cli", dirs: ["cli"] },
-  { name: "server.ts", dirs: ["server"] },
-  { name: "api", dirs: ["api"] },
-  { name: "control-plane", dirs: ["control-plane"] },
-  { name: "runs/graphs/auth", dirs: ["runs", "graphs", "auth"] },
-  { name: "streams", dirs: ["streams"] },
-  { name: "storage", dirs: ["storage"] },
-  { name: "lib", dirs: ["lib"] },
-];
+const PARTS = {
+  cli: ["server", "api", "control-plane", "auth", "graphs", "storage", "lib"],
+  server: ["api", "backends", "runs", "graphs", "auth", "streams", "storage", "lib"],
+  // A backend assembles a storage, a run queue and a broker (src/backends/types.ts).
+  backends: ["runs", "streams", "storage", "lib"],
+  api: ["runs", "graphs", "auth", "streams", "storage", "lib"],
+  "control-plane": ["lib"],
+  runs: ["graphs", "auth", "streams", "storage", "lib"],
+  graphs: ["auth", "storage", "lib"],
+  auth: ["storage", "lib"],
+  streams: ["lib"],
+  storage: ["lib"],
+  lib: [],
+};
 
-/** Imports a layer may not make although they point downward (siblings kept apart, HTTP kept out of domain). */
+/** Fails the lint when src/ holds a part PARTS does not name, or when PARTS names an edge that closes a cycle. */
+function checkParts() {
+  const here = dirname(fileURLToPath(import.meta.url));
+  for (const entry of readdirSync(`${here}/src`, { withFileTypes: true })) {
+    const name = entry.isDirectory() ? entry.name : entry.name.replace(/\.ts$/, "");
+    if (!(name in PARTS)) {
+      throw new Error(`eslint.config.js: src/${entry.name} is not in PARTS: say which parts it may import`);
+    }
+  }
+  const visiting = new Set();
+  const done = new Set();
+  const visit = (part, path) => {
+    if (done.has(part)) return;
+    if (visiting.has(part))
+      throw new Error(`eslint.config.js: PARTS has a cycle: ${[...path, part].join(" -> ")}`);
+    visiting.add(part);
+    for (const next of PARTS[part]) visit(next, [...path, part]);
+    visiting.delete(part);
+    done.add(part);
+  };
+  for (const part of Object.keys(PARTS)) visit(part, []);
+}
+
+/** Imports a part may not make although PARTS lets it reach the folder (siblings kept apart, HTTP kept out of domain). */
 const EXTRA = {
   // The control plane's store has its own queries; what it shares with storage/ lives in lib/db/.
   "control-plane": [{ dirs: ["storage"], why: "the helpers it shares with storage/ live in lib/db/" }],
   // Only the HTTP layers (api/, the control plane's http part) map errors to statuses.
-  "runs/graphs/auth": [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
+  runs: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
+  graphs: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
+  auth: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
+  backends: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
   streams: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
   storage: [{ dirs: ["lib/http-errors"], why: "only the HTTP layers map errors to statuses" }],
 };
@@ -108,23 +143,25 @@ function controlPlaneRules(depth, common) {
 
 function layerRules() {
   const blocks = [];
-  LAYERS.forEach((layer, i) => {
-    const above = LAYERS.slice(0, i).flatMap((l) => l.dirs.map((dir) => ({ dir, layer: l.name })));
-    const extra = EXTRA[layer.name] ?? [];
+  checkParts();
+  for (const [part, may] of Object.entries(PARTS)) {
+    const others = Object.keys(PARTS).filter((p) => p !== part && !may.includes(p));
+    const extra = EXTRA[part] ?? [];
+    const name = part === "server" ? "server.ts" : part;
     for (let depth = 0; depth <= MAX_DEPTH; depth++) {
-      const files = filesAt(layer.dirs, depth);
+      const files = filesAt([part], depth);
       if (!files.length) continue;
       const forbidden = [
-        ...above.map(({ dir, layer: over }) => ({
-          regex: reaching([dir], depth),
-          message: `${layer.name} must not import ${over} (a layer above it): move what both need below both.`,
+        ...others.map((other) => ({
+          regex: reaching([other], depth),
+          message: `${name} may import only ${may.join(", ") || "nothing of src/"} (eslint.config.js PARTS), not ${other === "server" ? "server.ts" : other}.`,
         })),
         ...extra.map(({ dirs, why }) => ({
           regex: reaching(dirs, depth),
-          message: `${layer.name} must not import ${dirs.join(", ")}: ${why}.`,
+          message: `${name} must not import ${dirs.join(", ")}: ${why}.`,
         })),
       ];
-      if (layer.name === "storage") {
+      if (part === "storage") {
         // The two backends share through storage/ itself (or lib/), never one through the other.
         for (const [from, to] of [
           ["sqlite", "postgres"],
@@ -141,12 +178,12 @@ function layerRules() {
       // A later block replaces an earlier one's options for the same file: each backend's block repeats the rest.
       const common = forbidden.filter((f) => !f.from);
       blocks.push(restrict(files, common));
-      if (layer.name === "control-plane") blocks.push(...controlPlaneRules(depth, common));
+      if (part === "control-plane") blocks.push(...controlPlaneRules(depth, common));
       for (const f of forbidden.filter((f) => f.from)) {
         blocks.push(restrict([`src/storage/${f.from}/${"*/".repeat(depth - 2)}*.ts`], [...common, f]));
       }
     }
-  });
+  }
   return blocks;
 }
 

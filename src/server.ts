@@ -18,26 +18,26 @@ import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
 import type { GraphRunner } from "./runs/graph-runner.js";
 import { GraphThreadPool, type GraphThreadBackend } from "./runs/graph-threads/pool.js";
-import { RunManager } from "./runs/manager.js";
-import type { RunService } from "./runs/service.js";
+import { RunEngine } from "./runs/engine.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
 import type { Synchronous } from "./storage/sqlite/db.js";
-import { openSqliteStorage } from "./storage/sqlite/index.js";
 import { loadStoreIndex } from "./storage/store-index.js";
 import type { Storage } from "./storage/types.js";
-import { StreamBroker, type Broker } from "./streams/channel.js";
-import type { RedisBroker } from "./streams/redis.js";
+import type { Broker } from "./streams/channel.js";
 import { configureStreams } from "./streams/limits.js";
-import { HangarError } from "./lib/errors.js";
+import { StartupError } from "./lib/errors.js";
+import { openEmbeddedBackend } from "./backends/embedded.js";
+import type { Backend } from "./backends/types.js";
 import { protectSecretEnv, reconfigureLogging, rootLogger, type Logger } from "./lib/logger.js";
 import { fastifyLogging, logRequests } from "./lib/request-log.js";
-import { withBackoff } from "./lib/backoff.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { VERSION } from "./lib/version.js";
 import { webhookPolicy, type AddressPolicy } from "./runs/net-policy.js";
 
 export { VERSION } from "./lib/version.js";
+export { StartupError } from "./lib/errors.js";
+export { redactUrl } from "./backends/scale-out.js";
 
 /** The scale-out backend: PostgreSQL for storage and the run queue, Redis for event logs and signals. */
 export interface ClusterBackend {
@@ -88,11 +88,6 @@ export interface RunningServer {
   close: () => Promise<void>;
 }
 
-/** The server cannot start: a setting, its storage, its port; the message says which, in one line. */
-export class StartupError extends HangarError {
-  static override readonly code = "startup_failed";
-}
-
 /**
  * checkpointer.ttl of langgraph.json: {strategy, default_ttl (minutes), sweep_interval_minutes};
  * HANGAR_SWEEP_INTERVAL_MS overrides the sweep interval (tests).
@@ -104,44 +99,16 @@ function checkpointerTtl(checkpointer: CheckpointerConfig | null | undefined, sw
   return { sweepMs, default: ttl.default_ttl ? { ttl: ttl.default_ttl, strategy } : undefined };
 }
 
-/** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
-async function connectWithBackoff<T>(
-  what: string,
-  timeoutMs: number,
-  log: Logger,
-  connect: () => Promise<T>,
-) {
-  const firstLine = (e: unknown) => (e as Error).message.split("\n")[0];
-  try {
-    return await withBackoff(connect, {
-      firstMs: 500,
-      maxMs: 5_000,
-      patienceMs: timeoutMs,
-      retry: (e) => !(e instanceof StartupError),
-      onRetry: (e, delay) => log.warn(`hangar: ${firstLine(e)}; retrying ${what} in ${delay / 1000} s`),
-    });
-  } catch (e) {
-    if (e instanceof StartupError) throw e;
-    throw new StartupError(`${firstLine(e)} (gave up after ${Math.round(timeoutMs / 1000)} s)`);
-  }
-}
+/** Starts the graph threads of a backend, or none (runs then execute on the API's thread). */
+type RunnerFor = (access: GraphThreadBackend) => Promise<GraphRunner | undefined>;
 
-/** A database URL without its password, for messages. */
-export function redactUrl(url: string): string {
-  try {
-    const u = new URL(url);
-    if (u.password) u.password = "***";
-    return u.toString();
-  } catch {
-    return "(unparsable URL)";
-  }
-}
-
-interface Backend {
+/** The backend wired to its run engine: what the rest of the start and the close use. */
+interface Wired {
   storage: Storage;
   broker: Broker;
-  runs: RunService;
-  /** Starts what runs in the background (after the HTTP server listens). */
+  graphs: GraphRegistry;
+  runs: RunEngine;
+  /** Starts what runs in the background (after the HTTP server listens); returns how many runs it took up. */
   start: () => Promise<number>;
   /** Stops taking runs and lets running ones end (or hands them back). */
   drain: () => Promise<void>;
@@ -152,173 +119,101 @@ interface Backend {
   api: boolean;
 }
 
-/** Starts the graph threads of a backend, or none (runs then execute on the API's thread). */
-type RunnerFor = (access: GraphThreadBackend) => Promise<GraphRunner | undefined>;
-
-async function embeddedBackend(
+/** Opens the backend the options name: PostgreSQL + Redis, or embedded SQLite in `dataDir`. */
+async function openBackend(
   opts: ServerOptions,
   env: Settings,
-  webhooks: AddressPolicy,
   dataDir: string,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
-  graphsFor: (storage: Storage) => Promise<GraphRegistry>,
-  runnerFor: RunnerFor,
   log: Logger,
-): Promise<Backend & { graphs: GraphRegistry }> {
-  const storage = openSqliteStorage(dataDir, {
-    synchronous: opts.synchronous ?? (env.server.sqliteSync satisfies Synchronous),
-    storeIndex,
-  });
-  try {
-    const graphs = await graphsFor(storage);
-    const broker = new StreamBroker(
-      env.server.resumableTtlSeconds * 1000,
-      undefined,
-      undefined,
-      env.server.threadLogsCacheBytes,
-    );
-    const runner = await runnerFor({ kind: "sqlite", ...storage.graphThreadAccess });
-    const runs = new RunManager(storage, graphs, broker, log, {
-      maxConcurrent: opts.nJobsPerWorker ?? 10,
-      maxAttempts: env.server.maxAttempts,
-      webhooks,
-      apiUrl: env.server.apiUrl,
-      runner,
-      runTimeoutMs: env.server.runTimeoutSeconds * 1000,
+): Promise<Backend> {
+  const resumableTtlMs = env.server.resumableTtlSeconds * 1000;
+  const cluster = opts.cluster;
+  if (!cluster) {
+    return openEmbeddedBackend({
+      dataDir,
+      synchronous: opts.synchronous ?? (env.server.sqliteSync satisfies Synchronous),
+      storeIndex,
+      resumableTtlMs,
+      threadLogsCacheBytes: env.server.threadLogsCacheBytes,
     });
-    return {
-      storage,
-      graphs,
-      broker,
-      runs,
-      // A successor revision started beside its predecessor on the same data (the control plane's switch)
-      // must not take over the predecessor's runs while it still runs them: it recovers when told.
-      start: async () => (env.server.recoverOnStart ? runs.recover() : 0),
-      drain: async () => {
-        await runs.shutdown();
-        await runner?.close();
-      },
-      where: dataDir,
-      worker: true,
-      api: true,
-    };
-  } catch (e) {
-    await storage.close().catch(() => {});
-    throw e;
   }
+  // Loaded only here: an embedded server never loads pg, ioredis or the PostgreSQL checkpointer.
+  const { openScaleOutBackend } = await import("./backends/scale-out.js");
+  const { connectTimeoutSeconds, poolSize, preparedStatements } = env.cluster;
+  return openScaleOutBackend({
+    databaseUrl: cluster.databaseUrl,
+    redisUrl: cluster.redisUrl,
+    schema: cluster.schema,
+    redisPrefix: cluster.redisPrefix,
+    storeIndex,
+    applicationName: `hangar ${cluster.mode} ${process.pid}`,
+    poolSize,
+    preparedStatements,
+    connectTimeoutMs: connectTimeoutSeconds * 1000,
+    resumableTtlMs,
+    log,
+  });
 }
 
-async function clusterBackend(
+/** The backend's run engine: graphs loaded, graph threads started where runs execute. */
+async function wire(
+  backend: Backend,
   opts: ServerOptions,
   env: Settings,
   webhooks: AddressPolicy,
-  cluster: ClusterBackend,
-  storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
   graphsFor: (storage: Storage) => Promise<GraphRegistry>,
   runnerFor: RunnerFor,
   log: Logger,
-): Promise<Backend & { graphs: GraphRegistry }> {
-  // Loaded only here: an embedded server never loads pg, ioredis or the PostgreSQL checkpointer.
-  const [
-    { openPostgresStorage },
-    { MigrationError },
-    { PgRunQueue },
-    { RedisBroker },
-    { ClusterRunManager },
-  ] = await Promise.all([
-    import("./storage/postgres/index.js"),
-    import("./storage/postgres/migrate.js"),
-    import("./runs/postgres-queue.js"),
-    import("./streams/redis.js"),
-    import("./runs/cluster.js"),
-  ]);
-  const {
-    connectTimeoutSeconds,
-    poolSize,
-    preparedStatements,
-    leaseSeconds,
-    queuePollMs,
-    shutdownGraceSeconds,
-  } = env.cluster;
-  const connectMs = connectTimeoutSeconds * 1000;
-  const storage = await connectWithBackoff("PostgreSQL", connectMs, log, () =>
-    openPostgresStorage({
-      url: cluster.databaseUrl,
-      schema: cluster.schema,
-      storeIndex,
-      // Names this process's connections in pg_stat_activity.
-      applicationName: `hangar ${cluster.mode} ${process.pid}`,
-      poolSize,
-      preparedStatements,
-      onError: (err) => log.warn(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`),
-    }).catch((e) => {
-      if (e instanceof MigrationError) throw new StartupError(e.message);
-      throw e;
-    }),
-  );
-  let broker: RedisBroker | undefined;
-  try {
-    const queue = new PgRunQueue(storage.pool, cluster.schema, storage.runs);
-    broker = new RedisBroker({
-      url: cluster.redisUrl,
-      prefix: cluster.redisPrefix,
-      resumableTtlMs: env.server.resumableTtlSeconds * 1000,
-      runEnded: (id) => queue.ended(id),
-      log,
-    });
-    const b = broker;
-    await connectWithBackoff("Redis", connectMs, log, () => b.connect());
-    const graphs = await graphsFor(storage);
-    const worker = cluster.mode !== "api";
-    // Graph threads only where runs execute; each has two pools of HANGAR_DATABASE_POOL_SIZE connections.
-    const runner = worker
-      ? await runnerFor({
-          kind: "postgres",
-          url: cluster.databaseUrl,
-          schema: cluster.schema,
-          poolSize,
-          wrote: () => storage.checkpointWritten(),
-        })
-      : undefined;
-    const runs = new ClusterRunManager(storage, queue, graphs, broker, log, {
-      runner,
-      worker,
-      maxConcurrent: opts.nJobsPerWorker ?? 10,
-      maxAttempts: env.server.maxAttempts,
-      leaseMs: leaseSeconds * 1000,
-      pollMs: queuePollMs,
-      webhooks,
-      apiUrl: env.server.apiUrl,
-      runTimeoutMs: env.server.runTimeoutSeconds * 1000,
-    });
-    const graceMs = shutdownGraceSeconds * 1000;
-    return {
-      storage,
-      graphs,
-      broker,
-      runs,
-      start: async () => {
-        await runs.start();
-        return 0;
-      },
-      drain: async () => {
-        await runs.shutdown(graceMs);
-        await runner?.close();
-      },
-      where: `${redactUrl(cluster.databaseUrl)} (schema ${cluster.schema}), ${redactUrl(cluster.redisUrl)}`,
-      worker,
-      api: cluster.mode !== "worker",
-    };
-  } catch (e) {
-    await broker?.close().catch(() => {});
-    await storage.close().catch(() => {});
-    throw e;
-  }
+): Promise<Wired> {
+  const { storage, queue, broker } = backend;
+  const mode = opts.cluster?.mode ?? "all";
+  const worker = mode !== "api";
+  const graphs = await graphsFor(storage);
+  // Graph threads only where runs execute; on PostgreSQL each has two pools of HANGAR_DATABASE_POOL_SIZE connections.
+  const runner = worker ? await runnerFor(backend.graphThreads) : undefined;
+  // The embedded queue is this process's alone: no leases to renew, and at shutdown its runs stop at once and
+  // resume at the next start. A shared one lets them finish for the grace period, then hands them back.
+  const shared = queue.shared ? env.cluster : undefined;
+  const runs = new RunEngine(storage, queue, graphs, broker, log, {
+    worker,
+    maxConcurrent: opts.nJobsPerWorker ?? env.server.jobsPerWorker ?? 10,
+    maxAttempts: env.server.maxAttempts,
+    leaseMs: (shared?.leaseSeconds ?? 0) * 1000,
+    pollMs: shared?.queuePollMs ?? 0,
+    graceMs: (shared?.shutdownGraceSeconds ?? 0) * 1000,
+    settleMs: shared ? undefined : 2_000,
+    webhooks,
+    apiUrl: env.server.apiUrl,
+    runner,
+    runTimeoutMs: env.server.runTimeoutSeconds * 1000,
+  });
+  return {
+    storage,
+    broker,
+    graphs,
+    runs,
+    start: async () => {
+      await runs.start();
+      // A successor revision started beside its predecessor on the same data (the control plane's switch) must
+      // not take over the predecessor's runs while it still runs them: it recovers when told.
+      return env.server.recoverOnStart ? runs.recover() : 0;
+    },
+    drain: async () => {
+      await runs.shutdown();
+      await runner?.close();
+    },
+    where: backend.where,
+    worker,
+    api: mode !== "worker",
+  };
 }
 
 export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   let log = opts.logger ?? rootLogger();
-  const project = loadProjectConfig(opts.configPath);
+  // The official image's variables may give langgraph.json's sections (LANGSERVE_GRAPHS, ...), read from the
+  // environment the server starts in; its variables that Hangar ignores are among the warnings.
+  const project = loadProjectConfig(opts.configPath, opts.env ?? process.env);
   for (const w of project.warnings) log.warn(`hangar: warning: ${w}`);
   // Graphs read the project's env from process.env (what is set already wins).
   applyEnv(project.env);
@@ -375,9 +270,11 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log.debug(`graphs execute on ${threads} graph thread(s)`);
     return pool;
   };
-  const backend = opts.cluster
-    ? await clusterBackend(opts, env, webhooks, opts.cluster, storeIndex, graphsFor, runnerFor, log)
-    : await embeddedBackend(opts, env, webhooks, dataDir, storeIndex, graphsFor, runnerFor, log);
+  const opened = await openBackend(opts, env, dataDir, storeIndex, log);
+  const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {
+    await opened.close().catch(() => {});
+    throw e;
+  });
   const { storage, graphs, broker, runs } = backend;
   let app: FastifyInstance | undefined;
   try {
@@ -501,7 +398,7 @@ function schemaCacheDir(opts: ServerOptions, dataDir: string): string {
  */
 function internalRoutes(
   app: FastifyInstance,
-  backend: Backend,
+  backend: Wired,
   token: string | undefined,
   afterRecover: () => void,
 ): void {

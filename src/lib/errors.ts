@@ -52,6 +52,11 @@ export class HangarError extends Error {
   }
 }
 
+/** The server cannot start: a setting, its storage, its port; the message says which, in one line. */
+export class StartupError extends HangarError {
+  static override readonly code = "startup_failed";
+}
+
 export class NotFoundError extends HangarError {
   static override readonly code = "not_found";
 }

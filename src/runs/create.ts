@@ -1,4 +1,4 @@
-// What creating a run means whatever executes it (embedded manager or scale-out queue): the assistant and
+// What creating a run means whatever queue takes it (embedded or scale-out): the assistant and
 // its graph must exist, the body must be consistent, the thread is found or created, the run is admitted.
 import { randomUUID } from "node:crypto";
 import { busy, notFound } from "../lib/errors.js";
@@ -121,7 +121,7 @@ function threadConfig(assistant: Assistant, thread: Thread, body: { config?: Jso
 }
 
 /** A new pending run's record (on a thread, or with no thread: `threadId` null) and its kwargs. */
-function newRun(
+export function newRun(
   thread: Thread | null,
   body: RunCreateStatefulT | RunCreateStatelessT,
   assistant: Assistant,
@@ -141,15 +141,6 @@ function newRun(
     delay_seconds: body.after_seconds ?? 0,
   };
   return { input, kwargs };
-}
-
-/** Records a pending run with no thread (one a worker takes from the scale-out queue); returns it. */
-export async function recordRun(
-  storage: Storage,
-  body: RunCreateStatelessT,
-  assistant: Assistant,
-): Promise<Run> {
-  return storage.runs.create(newRun(null, body, assistant, "reject").input);
 }
 
 /**

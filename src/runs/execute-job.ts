@@ -1,4 +1,4 @@
-// Executing one run, shared by the embedded run manager and the scale-out workers: marks the thread busy,
+// Executing one run, as the worker (src/runs/worker.ts) does it whatever the backend: marks the thread busy,
 // streams the graph's events to the run's log and its thread's log, applies a cancellation (interrupt or
 // rollback), and records the thread's final state and the run's status.
 import type { GraphRegistry } from "../graphs/registry.js";
@@ -62,7 +62,7 @@ export interface RunDeps {
   runTimeoutMs?: number;
 }
 
-/** What a run manager (embedded or cluster) gives the runs it executes; webhooks default to HANGAR_WEBHOOK_*. */
+/** What the run service and worker give the runs they execute; webhooks default to HANGAR_WEBHOOK_*. */
 export function runDeps(
   storage: Storage,
   graphs: GraphRegistry,
@@ -109,9 +109,7 @@ export interface ExecJob {
   channel: EventSink;
   stateless: boolean;
   signal: AbortSignal;
-  /** Marks the run started (stateful runs); resolves with its attempt number. */
-  start: () => Promise<number>;
-  /** The attempt number, for a run that was marked started elsewhere (stateless runs: 1). */
+  /** The attempt number (1 for a first start), as the queue recorded it when the worker took the run. */
   attempt: () => number;
   /** How the run was cancelled, if it was. */
   cancelAction: () => CancelAction | undefined;
@@ -124,9 +122,8 @@ export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult
   const { run, assistant, kwargs, channel } = job;
   const threadId = run.thread_id;
   let mark: unknown;
-  let attempt = job.attempt();
+  const attempt = job.attempt();
   if (threadId) {
-    attempt = await job.start();
     const started = await storage.threads.runStarting(threadId, {
       graph_id: assistant.graph_id,
       assistant_id: assistant.assistant_id,

@@ -9,10 +9,11 @@ import type {
   MultitaskStrategy,
   RunAdmission,
   RunInput,
+  Run,
   RunStatus,
   RunStore,
 } from "../storage/types.js";
-import type { ClaimedRun, LeasedRunQueue } from "./queue.js";
+import type { ClaimedRun, Leftovers, RunQueue } from "./queue.js";
 
 export type { ClaimedRun } from "./queue.js";
 
@@ -34,7 +35,8 @@ function toClaimed(r: Record<string, unknown>): ClaimedRun {
   };
 }
 
-export class PgRunQueue implements LeasedRunQueue {
+export class PgRunQueue implements RunQueue {
+  readonly shared = true;
   private runs: string;
   private threads: string;
 
@@ -52,6 +54,26 @@ export class PgRunQueue implements LeasedRunQueue {
   admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
     return this.store.admit(input);
   }
+
+  /** A stateless run's record, for any worker to take. */
+  enqueue(input: RunInput): Promise<Run> {
+    return this.store.create(input);
+  }
+
+  async listActive(threadId: string | null, statuses: RunStatus[]): Promise<string[]> {
+    return (await this.store.idsByStatus(threadId, statuses)).map((r) => r.run_id);
+  }
+
+  /** Nothing to take up: a stopped worker's runs come back when their leases expire (sweepExpired). */
+  async recover(): Promise<Leftovers> {
+    return { requeued: [], failed: [] };
+  }
+
+  /** Nothing to do: the run's end, recorded in the runs table, frees its thread for claim_runs. */
+  async complete(): Promise<void> {}
+
+  /** Workers look at the queue on wake-up signals and every HANGAR_QUEUE_POLL_MS. */
+  onDue(): void {}
 
   async current(threadId: string): Promise<string | undefined> {
     return (await this.active(threadId)).find((r) => !r.delayed)?.run_id;
@@ -101,7 +123,7 @@ export class PgRunQueue implements LeasedRunQueue {
    * Runs whose lease expired (their worker died): re-queued as their next attempt, or failed once they
    * reached `maxAttempts`. Returns both lists.
    */
-  async sweepExpired(maxAttempts: number): Promise<{ requeued: string[]; failed: ClaimedRun[] }> {
+  async sweepExpired(maxAttempts: number): Promise<Leftovers> {
     // The runs that ran out of attempts, and their threads, in one statement: nobody sees such a run ended while
     // its thread is still busy.
     const failed = await this.pool.query(

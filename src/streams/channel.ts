@@ -28,16 +28,22 @@ export interface EventSink {
 }
 
 /**
- * The run and thread event logs, as the API and the run executors see them. The embedded broker keeps them in
- * memory; the Redis one keeps them in Redis Streams so every replica reads what any worker wrote.
+ * The run and thread event logs, and the signals between the run service and the workers, as the API and the
+ * run executors see them. The embedded broker keeps them in this process's memory; the Redis one keeps them in
+ * Redis Streams and pub/sub, so every replica reads what any worker wrote and every worker hears every signal.
  */
 export interface Broker {
   /** The log a run publishes to (created on first use). */
   open(runId: string): EventSink & EventSource;
-  /** A run's log for reading, if it may still hold events. */
+  /**
+   * A run's log for reading, if it may still hold events (the Redis broker always answers: the log may be in
+   * Redis, or come; it ends at once if it is gone).
+   */
   get(runId: string): EventSource | undefined;
-  /** Ends a run's log: a resumable one stays joinable for the TTL. */
-  finish(runId: string, resumable: boolean): void;
+  /** Ends a run's log with its result: a resumable one stays joinable for the TTL. */
+  finish(runId: string, resumable: boolean, result?: unknown): void;
+  /** Waits for a run's log to end and returns the result it carries (undefined if it was lost). */
+  result(runId: string, signal?: AbortSignal): Promise<unknown>;
   /** The thread's log. */
   thread(threadId: string): EventSink & EventSource;
   /** Forgets a deleted thread's log (open subscribers end). */
@@ -47,24 +53,11 @@ export interface Broker {
    * a log with no holder and no subscriber may be dropped once idle logs exceed their cache.
    */
   holdThread(threadId: string): () => void;
-  close(): Promise<void>;
-}
-
-/**
- * A broker several processes share (scale-out): a run's log ends with its result, which any process can
- * wait for, and signals (cancellations, wake-ups) reach every process.
- */
-export interface ClusterBroker extends Broker {
-  /** A run's log for reading, from any process (it ends once the run ended, or at once if it is gone). */
-  get(runId: string): EventSource;
-  /** Ends a run's log with its result: a resumable one stays joinable for the TTL. */
-  finish(runId: string, resumable: boolean, result?: unknown): void;
-  /** Reads a run's log to its end and returns the result it carries (undefined if it was lost). */
-  result(runId: string, signal?: AbortSignal): Promise<unknown>;
-  /** Publishes a signal to every process. */
+  /** Publishes a signal (a cancellation, a wake-up) to every process sharing the broker, this one included. */
   signal(channel: string, message: string): Promise<void>;
   /** Handles a signal channel in this process. */
   onSignal(channel: string, handler: (message: string) => void): Promise<void>;
+  close(): Promise<void>;
 }
 
 /** The last object serialized, kept until the current synchronous turn ends (see `serialize`). */
@@ -189,10 +182,37 @@ export class EventLog implements EventSource, EventSink {
   }
 }
 
-/** A run's event log. */
+/** A run's event log; once it ends, the result it ended with. */
 export class RunChannel extends EventLog {
+  result: unknown;
+  private end: { promise: Promise<void>; resolve: () => void } | undefined;
+
   constructor(readonly runId: string) {
     super();
+  }
+
+  override close(): void {
+    super.close();
+    this.end?.resolve();
+  }
+
+  /** Resolves with the run's result once the log ends (or undefined when the signal aborts first). */
+  async ended(signal?: AbortSignal): Promise<unknown> {
+    if (!this.closed) {
+      if (!this.end) {
+        let resolve!: () => void;
+        const promise = new Promise<void>((r) => (resolve = r));
+        this.end = { promise, resolve };
+      }
+      if (signal?.aborted) return undefined;
+      await (signal
+        ? Promise.race([
+            this.end.promise,
+            new Promise((r) => signal.addEventListener("abort", r, { once: true })),
+          ])
+        : this.end.promise);
+    }
+    return this.closed ? this.result : undefined;
   }
 }
 
@@ -245,6 +265,7 @@ export class StreamBroker implements Broker {
   private idleBytes = 0;
   /** Above every event id of a dropped thread log: where a thread's next log starts. */
   private nextFirstId = 0;
+  private handlers = new Map<string, (message: string) => void>();
 
   /**
    * @param resumableTtlMs how long a resumable run's events stay joinable after it ends
@@ -271,12 +292,31 @@ export class StreamBroker implements Broker {
     return this.runs.get(runId);
   }
 
-  /** Closes a run log; a resumable one stays joinable for the TTL, others go once subscribers drained. */
-  finish(runId: string, resumable: boolean): void {
+  /**
+   * Closes a run log with its result (kept in memory as it is: the embedded API sends it without a copy); a
+   * resumable one stays joinable for the TTL, others go once subscribers drained.
+   */
+  finish(runId: string, resumable: boolean, result?: unknown): void {
     const ch = this.runs.get(runId);
     if (!ch) return;
+    ch.result = result;
     ch.close();
     setTimeout(() => this.runs.delete(runId), resumable ? this.resumableTtlMs : 1000).unref();
+  }
+
+  /** A run's result once its log ends; undefined for a log this broker does not have (or no longer has). */
+  async result(runId: string, signal?: AbortSignal): Promise<unknown> {
+    return this.runs.get(runId)?.ended(signal);
+  }
+
+  async signal(channel: string, message: string): Promise<void> {
+    const handler = this.handlers.get(channel);
+    // As from Redis: the handler runs later, never inside the sender's call.
+    if (handler) queueMicrotask(() => handler(message));
+  }
+
+  async onSignal(channel: string, handler: (message: string) => void): Promise<void> {
+    this.handlers.set(channel, handler);
   }
 
   /** The thread's log (created on first use: idle until held or read). */

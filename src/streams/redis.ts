@@ -14,7 +14,7 @@ import type { Logger } from "../lib/logger.js";
 import { streamLimits } from "./limits.js";
 import {
   serialize,
-  type ClusterBroker,
+  type Broker,
   type EventSink,
   type EventSource,
   type StreamEvent,
@@ -144,7 +144,7 @@ export async function connectRedis(client: Redis, url: string): Promise<void> {
   }
 }
 
-export class RedisBroker implements ClusterBroker {
+export class RedisBroker implements Broker {
   private pub: PublishingRedis;
   private reader: Redis;
   private sub: Redis;

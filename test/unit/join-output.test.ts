@@ -1,42 +1,30 @@
-// Unit test of RunManager.join without HTTP (real SQLite storage, test/fixtures/join-output): a join of a run in
+// Unit test of RunEngine.join without HTTP (real SQLite storage, test/fixtures/join-output): a join of a run in
 // flight answers the run's last `values` event, as the official server does, which for a graph with an untracked
 // value (createAgent's structuredResponse) is more than the thread's state; once the run has ended, a join answers
 // the thread's values.
 import { join } from "node:path";
 import { afterAll, beforeAll, expect, it } from "vitest";
-import { ensureSystemAssistants } from "../../src/graphs/assistants.ts";
-import { GraphRegistry } from "../../src/graphs/registry.ts";
-import { createLogger } from "../../src/lib/logger.ts";
-import { loadProjectConfig } from "../../src/lib/settings/project.ts";
-import { RunManager } from "../../src/runs/manager.ts";
-import { openSqliteStorage } from "../../src/storage/sqlite/index.ts";
 import type { Storage } from "../../src/storage/types.ts";
-import { StreamBroker } from "../../src/streams/channel.ts";
-import { Scratch, runBody } from "../helpers/runs.ts";
+import type { RunEngine } from "../../src/runs/engine.ts";
+import { Scratch, embeddedEngine, runBody } from "../helpers/runs.ts";
 import { ROOT, cleanupDir, tempDir } from "../helpers/server.ts";
 
 const dir = tempDir("hangar-unit-join-");
 const scratch = new Scratch();
 let storage: Storage;
-let broker: StreamBroker;
-let runs: RunManager;
+let runs: RunEngine;
+
+let close: () => Promise<void>;
 
 beforeAll(async () => {
-  storage = openSqliteStorage(dir, { synchronous: "OFF" });
-  const graphs = new GraphRegistry(storage.checkpointer, storage.store);
-  await graphs.loadAll(loadProjectConfig(join(ROOT, "test/fixtures/join-output/langgraph.json")).graphs);
-  await ensureSystemAssistants(storage, graphs);
-  broker = new StreamBroker(60_000);
-  runs = new RunManager(storage, graphs, broker, createLogger({ level: "silent" }), {
-    maxConcurrent: 4,
-    maxAttempts: 3,
-  });
+  ({ storage, runs, close } = await embeddedEngine(
+    dir,
+    join(ROOT, "test/fixtures/join-output/langgraph.json"),
+  ));
 });
 
 afterAll(async () => {
-  await runs?.shutdown(100);
-  await broker?.close();
-  await storage?.close();
+  await close?.();
   cleanupDir(dir);
   scratch.cleanup();
 });

@@ -1,16 +1,10 @@
-// Unit tests of the embedded run manager without HTTP (real SQLite storage, the runs fixture's `steps`
+// Unit tests of the run engine on the embedded backend without HTTP (real SQLite storage, the runs fixture's `steps`
 // graph): run creation called concurrently in one process, where the calls interleave at every await.
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { loadProjectConfig } from "../../src/lib/settings/project.ts";
-import { ensureSystemAssistants } from "../../src/graphs/assistants.ts";
-import { GraphRegistry } from "../../src/graphs/registry.ts";
-import { RunManager } from "../../src/runs/manager.ts";
-import { openSqliteStorage } from "../../src/storage/sqlite/index.ts";
 import type { Storage } from "../../src/storage/types.ts";
-import { StreamBroker } from "../../src/streams/channel.ts";
-import { RUNS_CONFIG, Scratch, job, runBody } from "../helpers/runs.ts";
+import type { RunEngine } from "../../src/runs/engine.ts";
+import { RUNS_CONFIG, Scratch, embeddedEngine, job, runBody } from "../helpers/runs.ts";
 import { cleanupDir, tempDir } from "../helpers/server.ts";
-import { createLogger } from "../../src/lib/logger.ts";
 
 /** A run body as the API passes it (its schema's defaults filled in). */
 const body = runBody;
@@ -18,24 +12,18 @@ const body = runBody;
 const dir = tempDir("hangar-unit-manager-");
 const scratch = new Scratch();
 let storage: Storage;
-let broker: StreamBroker;
-let runs: RunManager;
+let runs: RunEngine;
 const finished: string[] = [];
 
+let close: () => Promise<void>;
+
 beforeAll(async () => {
-  storage = openSqliteStorage(dir, { synchronous: "OFF" });
-  const graphs = new GraphRegistry(storage.checkpointer, storage.store);
-  await graphs.loadAll(loadProjectConfig(RUNS_CONFIG).graphs);
-  await ensureSystemAssistants(storage, graphs);
-  broker = new StreamBroker(60_000);
-  runs = new RunManager(storage, graphs, broker, createLogger({ level: "silent" }));
+  ({ storage, runs, close } = await embeddedEngine(dir, RUNS_CONFIG));
   runs.onFinished((status) => finished.push(status));
 });
 
 afterAll(async () => {
-  await runs?.shutdown(100);
-  await broker?.close();
-  await storage?.close();
+  await close?.();
   cleanupDir(dir);
   scratch.cleanup();
 });
@@ -47,7 +35,7 @@ const statusOf = (r: PromiseSettledResult<unknown>) => {
   return / is busy with run /.test(message) ? "busy" : message;
 };
 
-describe("RunManager: concurrent creates on one thread", () => {
+describe("RunEngine: concurrent creates on one thread", () => {
   it("reject: of 10 concurrent creates on an idle thread exactly one is admitted, the others refused", async () => {
     for (let round = 0; round < 3; round++) {
       const thread = await storage.threads.create({ thread_id: crypto.randomUUID(), metadata: {} });
