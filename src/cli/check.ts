@@ -24,12 +24,13 @@ export async function runCheck(opts: CheckOptions): Promise<number> {
   try {
     // What graphs log while imported (the SDK's getLogger()) goes to stderr, beside the warnings.
     const log = configureLogging("pretty", { fd: 2 });
-    const project = loadProjectConfig(resolve(opts.config));
+    const project = loadProjectConfig(resolve(opts.config), process.env);
     for (const w of project.warnings) console.error(`hangar check: warning: ${w}`);
     applyEnv(project.env);
     const env = useSettings(loadSettings(process.env));
     assistantDefaultsFromEnv(env.server.langgraphConfig);
-    console.log(`config ok: ${project.configPath}`);
+    const given = project.fromEnv.length ? ` (sections from ${project.fromEnv.join(", ")})` : "";
+    console.log(`config ok: ${project.hasFile ? project.configPath : project.projectDir}${given}`);
     const warnings = new Set<string>();
     for (const entry of project.graphs) {
       // One registry per graph, so each line says which graph was imported.

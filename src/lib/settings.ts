@@ -14,6 +14,7 @@ import {
   text,
 } from "./settings/env.js";
 import type { Env, EnvVar, ValuesOf } from "./settings/env.js";
+import { SECTION_VARS } from "./settings/section-vars.js";
 import { z } from "zod";
 
 export { SettingsError, type Env, type EnvVar } from "./settings/env.js";
@@ -425,6 +426,7 @@ const LOGGING = {
 const GROUPS = {
   server: { vars: SERVER, usedBy: "dev, serve" },
   webhooks: { vars: WEBHOOKS, usedBy: "dev, serve" },
+  sections: { vars: SECTION_VARS, usedBy: "dev, serve, check" },
   cluster: { vars: CLUSTER, usedBy: "serve" },
   controlPlane: { vars: CONTROL_PLANE, usedBy: "control-plane" },
   sandbox: { vars: SANDBOX, usedBy: "control-plane" },

@@ -53,6 +53,8 @@ export interface StartOptions {
    */
   process?: boolean;
   config?: string;
+  /** The CLI process's working directory (with `process`; default the repository's root): a relative `config` is in it. */
+  cwd?: string;
   dataDir?: string;
   /** Added to the environment; a key set to undefined is removed from it. */
   env?: Record<string, string | undefined>;
@@ -253,7 +255,7 @@ async function spawnHangar(
   ];
   // With the node flags the `hangar` command gives itself (bin/hangar.js's first line): as users run it.
   const proc = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...(opts.nodeFlags ?? []), ...args], {
-    cwd: ROOT,
+    cwd: opts.cwd ?? ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });

@@ -5,7 +5,14 @@ import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { envVars, loadSettings, SettingsError } from "../../src/lib/settings.ts";
-import { documentedTable, DOC_PATH, renderEnvTable, tableRows } from "../../src/lib/settings/doc.ts";
+import {
+  documentedTable,
+  DOC_PATH,
+  renderEnvTable,
+  renderIgnoredTable,
+  tableRows,
+} from "../../src/lib/settings/doc.ts";
+import { ignoredOfficialVars } from "../../src/lib/settings/official-ignored.ts";
 import { ConfigError, loadProjectConfig } from "../../src/lib/settings/project.ts";
 
 describe("environment variables", () => {
@@ -190,6 +197,41 @@ describe("docs/configuration.md", () => {
     expect(tableRows(table!)).toEqual(tableRows(renderEnvTable()));
     for (const { v } of envVars()) expect(doc).toContain(`\`${v.name}\``);
   });
+
+  it("lists the official server's variables Hangar ignores, as generated", () => {
+    const table = documentedTable(readFileSync(DOC_PATH, "utf8"), "official-ignored");
+    expect(table, "the official-ignored markers of docs/configuration.md").toBeDefined();
+    expect(tableRows(table!)).toEqual(tableRows(renderIgnoredTable()));
+  });
+});
+
+describe("the official server's variables Hangar ignores", () => {
+  it("one line each, naming it and what to use instead; nothing for what Hangar reads", () => {
+    const lines = ignoredOfficialVars({
+      BG_JOB_ISOLATED_LOOPS: "true",
+      FF_USE_CORE_API: "true",
+      FF_USE_JS_API: "1",
+      CORS_ALLOW_ORIGINS: "https://a.example",
+      MOUNT_PREFIX: "",
+      N_JOBS_PER_WORKER: "3",
+      LANGSERVE_GRAPHS: "{}",
+      LANGSMITH_API_KEY: "key",
+    });
+    expect(lines).toHaveLength(4);
+    expect(lines[0]).toBe(
+      "BG_JOB_ISOLATED_LOOPS is an official Agent Server variable that Hangar ignores: to run graphs with " +
+        "synchronous code off the API's thread, set HANGAR_GRAPH_THREADS",
+    );
+    expect(lines[1]).toContain("CORS_ALLOW_ORIGINS is an official Agent Server variable that Hangar ignores");
+    expect(lines[1]).toContain("http.cors.allow_origins");
+    expect(lines[2]).toContain("FF_USE_CORE_API is an official");
+    expect(lines[3]).toContain("FF_USE_JS_API is an official");
+    // Not one of those Hangar reads.
+    const read = new Set(envVars().flatMap(({ v }) => [v.name, ...v.aliases]));
+    for (const name of ["BG_JOB_ISOLATED_LOOPS", "CORS_ALLOW_ORIGINS", "MOUNT_PREFIX", "REDIS_CLUSTER"]) {
+      expect(read.has(name), name).toBe(false);
+    }
+  });
 });
 
 describe("langgraph.json sections", () => {
@@ -233,6 +275,78 @@ describe("langgraph.json sections", () => {
       "store.index.model is not a setting Hangar knows; ignored",
     ]);
     expect((p.raw.http as Record<string, unknown>).disable_everything).toBe(true);
+  });
+
+  it("the official image's variables give sections in place of the file's, paths relative to its directory", () => {
+    const file = join(dir, "langgraph-env.json");
+    writeFileSync(
+      file,
+      JSON.stringify({
+        graphs: { g: "./g.ts:graph" },
+        http: { app: "./app.ts:app" },
+        auth: { path: "./a.ts:a" },
+      }),
+    );
+    const p = loadProjectConfig(file, {
+      LANGSERVE_GRAPHS: JSON.stringify({
+        g: `${dir}/g.ts:graph`,
+        h: { path: "./h.ts:graph", description: "h" },
+      }),
+      LANGGRAPH_HTTP: JSON.stringify({ disable_store: true, disable_dance: true }),
+      LANGGRAPH_AUTH: JSON.stringify({ path: "./a.ts:a" }),
+      LANGGRAPH_STORE: "",
+    });
+    expect(p.hasFile).toBe(true);
+    expect(p.fromEnv).toEqual(["LANGSERVE_GRAPHS", "LANGGRAPH_AUTH", "LANGGRAPH_HTTP"]);
+    expect(p.graphs.map((g) => [g.graphId, g.file, g.exportName])).toEqual([
+      ["g", join(dir, "g.ts"), "graph"],
+      ["h", join(dir, "h.ts"), "graph"],
+    ]);
+    expect(p.raw.http).toEqual({ disable_store: true, disable_dance: true });
+    expect(p.warnings.sort()).toEqual([
+      `LANGGRAPH_HTTP gives the http section: used instead of ${file}'s, which differs`,
+      "LANGGRAPH_HTTP: http.disable_dance is not a setting Hangar knows; ignored",
+      `LANGSERVE_GRAPHS gives the graphs section: used instead of ${file}'s, which differs`,
+    ]);
+    // No file: LANGSERVE_GRAPHS is enough, the directory named is the project's.
+    const bare = loadProjectConfig(join(dir, "absent", "langgraph.json"), {
+      LANGSERVE_GRAPHS: '{"g":"./src/g.ts:graph"}',
+    });
+    expect(bare.hasFile).toBe(false);
+    expect(bare.projectDir).toBe(join(dir, "absent"));
+    expect(bare.graphs[0].file).toBe(join(dir, "absent", "src", "g.ts"));
+  });
+
+  it("a variable that is not JSON, or not its section's shape, is a ConfigError naming it and the field", () => {
+    const refused = (env: Record<string, string>) => {
+      try {
+        loadProjectConfig(join(dir, "absent.json"), env);
+      } catch (e) {
+        expect(e).toBeInstanceOf(ConfigError);
+        return (e as Error).message;
+      }
+      throw new Error(`${JSON.stringify(env)} was accepted`);
+    };
+    const graphs = { LANGSERVE_GRAPHS: '{"g":"./g.ts:graph"}' };
+    expect(refused({ LANGSERVE_GRAPHS: "{g:" })).toMatch(
+      /^LANGSERVE_GRAPHS: invalid JSON \(the graphs section\): /,
+    );
+    expect(refused({ ...graphs, LANGGRAPH_UI: '["./ui.tsx"]' })).toMatch(
+      /^LANGGRAPH_UI: invalid ui section:\n {2}- ui: /,
+    );
+    expect(refused({ ...graphs, LANGGRAPH_UI_CONFIG: '{"shared": "react"}' })).toContain("ui_config.shared:");
+    expect(refused({ ...graphs, LANGGRAPH_STORE: '{"index": {"embed": "./e.ts:e", "dims": 0}}' })).toContain(
+      "LANGGRAPH_STORE: invalid store section:\n  - store.index.dims:",
+    );
+    expect(refused({ ...graphs, LANGGRAPH_CHECKPOINTER: '"postgres"' })).toContain(
+      "LANGGRAPH_CHECKPOINTER: invalid checkpointer section",
+    );
+    expect(refused({ ...graphs, LANGGRAPH_HTTP: '{"cors": {"allow_origins": "*"}}' })).toContain(
+      "  - http.cors.allow_origins: ",
+    );
+    expect(refused({ LANGGRAPH_HTTP: "{}" })).toContain(
+      "absent.json: file not found (nor are the graphs given by LANGSERVE_GRAPHS)",
+    );
   });
 
   it("a wrong type is a ConfigError naming the file and the key's path", () => {

@@ -1,30 +1,28 @@
-// langgraph.json: schema, validation with clear errors naming the file, and env loading (incl. the
-// LANGGRAPH_CONFIG variable the official server reads: per-graph config of the system assistants).
+// langgraph.json: schema, validation with clear errors naming the file, the sections the official image's variables
+// give in its place (LANGSERVE_GRAPHS, ...), and env loading (incl. the LANGGRAPH_CONFIG variable the official server
+// reads: per-graph config of the system assistants).
 import { existsSync, readFileSync } from "node:fs";
 import { dirname, resolve } from "node:path";
 import { parse as parseDotenv } from "dotenv";
 import { z } from "zod";
-import { settings } from "../settings.js";
+import { loadSettings, settings, type Env } from "../settings.js";
 import {
   AuthConfigSchema,
   CheckpointerConfigSchema,
+  formatIssues,
+  GraphsSchema,
   HttpConfigSchema,
   StoreConfigSchema,
   unknownKeys,
 } from "./sections.js";
+import { ignoredOfficialVars } from "./official-ignored.js";
+import { sectionsFromEnv } from "./section-vars.js";
 import { ConfigError } from "../errors.js";
 import { isObject } from "../objects.js";
 
-const GraphSpec = z.union([
-  z.string().min(1),
-  z.object({ path: z.string().min(1), description: z.string().optional() }).passthrough(),
-]);
-
 export const LanggraphConfigSchema = z
   .object({
-    graphs: z.record(z.string().min(1), GraphSpec).refine((g) => Object.keys(g).length > 0, {
-      message: "must name at least one graph",
-    }),
+    graphs: GraphsSchema,
     env: z
       .union([z.string(), z.record(z.string(), z.union([z.string(), z.number(), z.boolean()]))])
       .optional(),
@@ -56,7 +54,12 @@ export interface GraphEntry {
 }
 
 export interface ProjectConfig {
+  /** The langgraph.json named (absolute), whether or not there is one (see `hasFile`). */
   configPath: string;
+  /** Whether langgraph.json exists: without it, LANGSERVE_GRAPHS gave the graphs. */
+  hasFile: boolean;
+  /** The variables that gave sections (LANGSERVE_GRAPHS, LANGGRAPH_HTTP, ...), in place of the file's. */
+  fromEnv: string[];
   projectDir: string;
   graphs: GraphEntry[];
   env: Record<string, string>;
@@ -66,10 +69,6 @@ export interface ProjectConfig {
 }
 
 export { ConfigError } from "../errors.js";
-
-function formatZodIssues(err: z.ZodError): string {
-  return err.issues.map((i) => `  - ${i.path.length ? i.path.join(".") : "(root)"}: ${i.message}`).join("\n");
-}
 
 /** Parses a graph spec `./path/file.ts:export` into file and export name. */
 export function parseGraphSpec(projectDir: string, graphId: string, spec: string): GraphEntry {
@@ -108,34 +107,90 @@ function loadEnv(
   return Object.fromEntries(Object.entries(env).map(([k, v]) => [k, String(v)]));
 }
 
-/** Reads and validates a langgraph.json; throws ConfigError with a message naming the file and the problem. */
-export function loadProjectConfig(configPath: string): ProjectConfig {
-  const abs = resolve(configPath);
-  if (!existsSync(abs)) throw new ConfigError(`${abs}: file not found`);
-  let json: unknown;
+/** The JSON of langgraph.json; throws ConfigError naming the file when it is not JSON. */
+function readConfigFile(abs: string): unknown {
   try {
-    json = JSON.parse(readFileSync(abs, "utf8"));
+    return JSON.parse(readFileSync(abs, "utf8"));
   } catch (e) {
     throw new ConfigError(`${abs}: invalid JSON: ${(e as Error).message}`);
   }
+}
+
+/** A graph's module and export, for comparing two `graphs` sections that name them differently. */
+const graphTargets = (projectDir: string, graphs: unknown): string =>
+  JSON.stringify(
+    Object.entries(graphs as Record<string, string | { path: string }>)
+      .map(([id, spec]) => {
+        const e = parseGraphSpec(projectDir, id, typeof spec === "string" ? spec : spec.path);
+        return [id, e.file, e.exportName ?? ""];
+      })
+      .sort(),
+  );
+
+/** JSON with its keys sorted, for comparing two sections. */
+const canonical = (v: unknown): string =>
+  JSON.stringify(v, (_k, x: unknown) =>
+    isObject(x) ? Object.fromEntries(Object.entries(x).sort(([a], [b]) => (a < b ? -1 : 1))) : x,
+  );
+
+/**
+ * Reads and validates a project's configuration: its langgraph.json and, given the environment a server starts in
+ * (`env`), the sections the official image's variables give there. A section given by its variable replaces the
+ * file's, as in the official image, whose server reads only the variables; with LANGSERVE_GRAPHS the file may be
+ * absent (the project's directory is then the one `configPath` names). The official server's variables that Hangar
+ * ignores, in `env` or the project's env, are among the warnings. Throws ConfigError with a message naming the
+ * file or the variable, and the problem.
+ */
+export function loadProjectConfig(configPath: string, env?: Env): ProjectConfig {
+  const abs = resolve(configPath);
+  const projectDir = dirname(abs);
+  const sections = env ? sectionsFromEnv(loadSettings(env).sections) : [];
+  const hasFile = existsSync(abs);
+  if (!hasFile && !sections.some((s) => s.key === "graphs")) {
+    throw new ConfigError(`${abs}: file not found (nor are the graphs given by LANGSERVE_GRAPHS)`);
+  }
+  const json = hasFile ? readConfigFile(abs) : {};
+  const warnings: string[] = [];
+  if (isObject(json)) {
+    for (const { key, name, value } of sections) {
+      const own = json[key];
+      if (hasFile && own !== undefined && own !== null) {
+        const same =
+          key === "graphs" && isObject(own) && GraphsSchema.safeParse(own).success
+            ? graphTargets(projectDir, own) === graphTargets(projectDir, value)
+            : canonical(own) === canonical(value);
+        if (!same) warnings.push(`${name} gives the ${key} section: used instead of ${abs}'s, which differs`);
+      }
+      json[key] = value;
+    }
+  }
   const parsed = LanggraphConfigSchema.safeParse(json);
   if (!parsed.success) {
-    throw new ConfigError(`${abs}: invalid configuration:\n${formatZodIssues(parsed.error)}`);
+    throw new ConfigError(`${abs}: invalid configuration:\n${formatIssues(parsed.error)}`);
   }
-  const projectDir = dirname(abs);
   const graphs = Object.entries(parsed.data.graphs).map(([id, spec]) => {
     const entry = parseGraphSpec(projectDir, id, typeof spec === "string" ? spec : spec.path);
     if (typeof spec !== "string" && spec.description) entry.description = spec.description;
     return entry;
   });
-  const warnings: string[] = [];
   for (const [name, schema] of Object.entries(SECTIONS)) {
+    const from = sections.find((s) => s.key === name)?.name ?? abs;
     for (const key of unknownKeys(schema, parsed.data[name], name)) {
-      warnings.push(`${abs}: ${key} is not a setting Hangar knows; ignored`);
+      warnings.push(`${from}: ${key} is not a setting Hangar knows; ignored`);
     }
   }
-  const env = loadEnv(projectDir, parsed.data.env, warnings);
-  return { configPath: abs, projectDir, graphs, env, warnings, raw: parsed.data };
+  const projectEnv = loadEnv(projectDir, parsed.data.env, warnings);
+  if (env) warnings.push(...ignoredOfficialVars({ ...projectEnv, ...env }));
+  return {
+    configPath: abs,
+    hasFile,
+    fromEnv: sections.map((s) => s.name),
+    projectDir,
+    graphs,
+    env: projectEnv,
+    warnings,
+    raw: parsed.data,
+  };
 }
 
 /** Applies the project's env to process.env without overriding what the user already exported. */

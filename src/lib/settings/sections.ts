@@ -1,6 +1,24 @@
-// The `store`, `checkpointer`, `auth` and `http` sections of langgraph.json, typed after the official schema
-// (langgraph-cli's schema.json). Keys it does not know are kept and reported as warnings, not refused.
+// The sections of langgraph.json (`graphs`, `ui`, `ui_config`, `store`, `checkpointer`, `auth`, `http`), typed
+// after the official schema (langgraph-cli's schema.json). Keys it does not know are kept and reported as warnings,
+// not refused.
 import { z } from "zod";
+
+/** A graph: `./path/file.ts:export`, or `{path, description}`. */
+const GraphSpec = z.union([
+  z.string().min(1),
+  z.object({ path: z.string().min(1), description: z.string().optional() }).passthrough(),
+]);
+
+/** `graphs`: graph ids to their modules, at least one. */
+export const GraphsSchema = z
+  .record(z.string().min(1), GraphSpec)
+  .refine((g) => Object.keys(g).length > 0, { message: "must name at least one graph" });
+
+/** `ui`: agent names to component files (`./src/ui.tsx`). */
+export const UiSchema = z.record(z.string(), z.string().min(1, "must be a file path"));
+
+/** `ui_config`: packages the bundles share with the page instead of bundling them. */
+export const UiConfigSchema = z.looseObject({ shared: z.array(z.string()).optional() });
 
 const validRegex = (s: string) => {
   try {
@@ -104,6 +122,16 @@ export const AuthConfigSchema = z.looseObject({
     .nullish(),
 });
 export type AuthConfig = z.infer<typeof AuthConfigSchema>;
+
+/** A zod error as one line per issue, each naming its field (under `path`, when given): `  - http.cors: ...`. */
+export function formatIssues(err: z.ZodError, path: readonly PropertyKey[] = []): string {
+  return err.issues
+    .map((i) => {
+      const at = [...path, ...i.path];
+      return `  - ${at.length ? at.map(String).join(".") : "(root)"}: ${i.message}`;
+    })
+    .join("\n");
+}
 
 /** Unwraps optional/nullable wrappers down to the schema inside. */
 function inner(schema: z.ZodType): z.ZodType {
