@@ -39,6 +39,10 @@ serverCommand(
   "8123",
 )
   .option("--mode <mode>", "api, worker or all (api and worker need PostgreSQL + Redis)", "all")
+  .option(
+    "--migrate-only",
+    "apply the PostgreSQL migrations of DATABASE_URL's schema, then exit (no project loaded, no Redis needed)",
+  )
   .action(async (opts) => {
     const { runServe } = await import("./serve.js");
     await registerTypeScript();

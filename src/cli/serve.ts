@@ -1,5 +1,6 @@
 // `hangar serve`: the production Agent Server, without reload. With DATABASE_URL and REDIS_URL it runs on
 // PostgreSQL + Redis, as an API process, a worker, or both (--mode); without them, on the embedded backend.
+// --migrate-only applies the PostgreSQL migrations and exits (./migrate.ts).
 import { settings, SettingsError, type ClusterSettings } from "../lib/settings.js";
 import type { ClusterBackend } from "../server.js";
 import { checkFlags, runServer } from "./dev.js";
@@ -13,9 +14,15 @@ export interface ServeOptions {
   dataDir?: string;
   nJobsPerWorker?: string;
   mode: string;
+  /** Apply the PostgreSQL migrations and exit (./migrate.ts). */
+  migrateOnly?: boolean;
 }
 
 export async function runServe(opts: ServeOptions): Promise<number> {
+  if (opts.migrateOnly) {
+    if (!setUpLogging("serve", "json")) return 2;
+    return (await import("./migrate.js")).runMigrateOnly(opts);
+  }
   const flags = checkFlags("serve", opts, "8123");
   if (!flags) return 2;
   if (!setUpLogging("serve", "json")) return 2;

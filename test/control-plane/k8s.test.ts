@@ -27,50 +27,15 @@ import {
   listenerReconciler,
   type Assignment,
 } from "../../src/control-plane/runtime/k8s/listener.ts";
-import type { Deployment, Listener, Revision } from "../../src/control-plane/domain/types.ts";
+import type { Listener } from "../../src/control-plane/domain/types.ts";
 import { startCp, cpClient, type CpProcess } from "../helpers/control-plane.ts";
+import { deployment, now, revision } from "../helpers/k8s-fixtures.ts";
 import { expectValidObject, schemaErrors, wire } from "../helpers/k8s-schema.ts";
 import { BIN, ROOT, tempDir } from "../helpers/server.ts";
 import { arrayLogger } from "../helpers/logs.ts";
 
 // ---------------------------------------------------------------------------------------------------------------
 // Fixtures
-
-const now = new Date().toISOString();
-
-function deployment(
-  over: Partial<Deployment> = {},
-  sourceConfig: Deployment["source_config"] = {},
-): Deployment {
-  return {
-    id: randomUUID(),
-    tenant_id: randomUUID(),
-    name: "my-agent",
-    source: "external_docker",
-    source_config: { deployment_type: "dev", listener_id: randomUUID(), ...sourceConfig },
-    source_revision_config: { image_uri: "registry.example.com/agents/my-agent:1.2.3" },
-    secrets: [],
-    status: "READY",
-    latest_revision_id: null,
-    active_revision_id: null,
-    created_at: now,
-    updated_at: now,
-    ...over,
-  };
-}
-
-function revision(d: Deployment, over: Partial<Revision> = {}): Revision {
-  return {
-    id: randomUUID(),
-    deployment_id: d.id,
-    status: "QUEUED",
-    source: d.source,
-    source_revision_config: { ...d.source_revision_config },
-    created_at: now,
-    updated_at: now,
-    ...over,
-  };
-}
 
 const byKind = (objects: any[], kind: string) => objects.filter((o) => o.kind === kind);
 const decode = (data: Record<string, string>) =>
