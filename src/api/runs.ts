@@ -3,6 +3,7 @@ import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { StartedRun } from "../runs/service.js";
 import { isResumable } from "../runs/kwargs.js";
+import { joinFilter } from "../runs/stream-modes.js";
 import { serialize, type EventSource, type StreamEvent, type StreamFrom } from "../streams/channel.js";
 import { SseWriter } from "../streams/sse.js";
 import type { Json, Run } from "../storage/types.js";
@@ -264,18 +265,7 @@ export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         // resumes right after that event and -1 replays everything kept.
         let from: StreamFrom = resumable && last !== undefined ? last + 1 : "next";
         const modes = req.query.stream_mode;
-        const wanted = modes ? new Set(Array.isArray(modes) ? modes : [modes]) : undefined;
-        const keep = wanted
-          ? (ev: StreamEvent) => {
-              const base = ev.event.split("|")[0];
-              return (
-                base === "metadata" ||
-                base === "error" ||
-                wanted.has(base === "messages" ? "messages-tuple" : (base as never)) ||
-                wanted.has(base as never)
-              );
-            }
-          : undefined;
+        const keep = joinFilter(modes === undefined ? undefined : [modes].flat());
         if (!log) {
           // Finished and not kept: an empty stream that ends at once.
           reply.hijack();

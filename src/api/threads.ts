@@ -1,12 +1,11 @@
 // Thread routes: create (with supersteps), read, patch, delete, search, count, copy, state and history.
 import { randomUUID } from "node:crypto";
-import { PROTOCOL_EVENT } from "../runs/protocol-run.js";
+import { threadStreamFilter } from "../runs/stream-modes.js";
 import type { FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { Json, Thread } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
 import { pick } from "./context.js";
-import type { StreamEvent } from "../streams/channel.js";
 import { lastEventId, streamLog } from "./runs.js";
 import { conflict, notFound } from "./errors.js";
 import { metadataMatches } from "../auth/auth.js";
@@ -185,16 +184,7 @@ export function threadRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       async (req, reply) => {
         const id = req.params.thread_id;
         const asked = [req.query.stream_modes ?? [], req.query.stream_mode ?? []].flat();
-        const modes = new Set(asked.length ? asked : ["run_modes"]);
-        // Lifecycle: each run's `metadata` event (its start) and the `metadata` run_done event (its end).
-        const keep = (ev: StreamEvent) => {
-          // Protocol v2 runs' events are served by /threads/{id}/stream/events.
-          if (ev.event === PROTOCOL_EVENT) return false;
-          if (ev.event === "state_update") return modes.has("state_update");
-          if (ev.event !== "metadata") return modes.has("run_modes");
-          const end = ev.data.includes('"status":"run_done"');
-          return modes.has("lifecycle") || (!end && modes.has("run_modes"));
-        };
+        const keep = threadStreamFilter(new Set(asked.length ? asked : ["run_modes"]));
         const log = ctx.broker.thread(id);
         const last = lastEventId(req);
         // Open until the client leaves (or the thread is deleted); Last-Event-ID resumes after that event.

@@ -16,6 +16,7 @@ import { withBackoff } from "../lib/backoff.js";
 import { VERSION } from "../lib/version.js";
 import { loopbackUrl } from "../lib/loopback.js";
 import { runDeadline, timeoutError } from "./run-timeout.js";
+import { RUN_DONE } from "./stream-modes.js";
 
 export type CancelAction = "interrupt" | "rollback";
 
@@ -293,7 +294,7 @@ export function announceEnd(deps: RunDeps, run: Run, result: RunResult, status: 
     // Thread streams: the run's `metadata` event marked its start; this marks its end.
     deps.broker
       .thread(run.thread_id)
-      .publish("metadata", { run_id: run.run_id, status: "run_done", run_status: result.status });
+      .publish("metadata", { run_id: run.run_id, status: RUN_DONE, run_status: result.status });
   }
   const webhook = (run.kwargs as { webhook?: string | null }).webhook;
   if (webhook) {

@@ -6,13 +6,8 @@ import type { Logger } from "../lib/logger.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
 import { durabilityOf } from "./kwargs.js";
 import { PreferStreaming } from "./prefer-streaming.js";
-import {
-  PROTOCOL_EVENT,
-  PROTOCOL_MODE,
-  ProtocolNormalizer,
-  protocolEvents,
-  rootValues,
-} from "./protocol-run.js";
+import { graphStreaming } from "./stream-modes.js";
+import { PROTOCOL_EVENT, ProtocolNormalizer, protocolEvents, rootValues } from "./protocol-run.js";
 
 /**
  * A run's execution arguments, its record's `kwargs`, in the official server's shape. Records written by earlier
@@ -120,13 +115,7 @@ export async function executeRun(
   log: Logger,
 ): Promise<RunOutcome> {
   const modes = new Set(kwargs.stream_mode);
-  const wantsEvents = modes.has("events") || modes.has("messages");
-  // "tasks" names the node that throws: LangGraph's error carries only its task's id.
-  const libModes = new Set<string>(["values", "tasks"]);
-  for (const m of modes) {
-    if (m === "messages-tuple") libModes.add("messages");
-    else if (m !== "events" && m !== "messages") libModes.add(m);
-  }
+  const { graphModes: libModes, callbacks: wantsEvents, protocol } = graphStreaming(modes);
   const sub = kwargs.subgraphs;
   const options: Record<string, unknown> = {
     configurable: kwargs.config.configurable,
@@ -141,8 +130,7 @@ export async function executeRun(
   };
   // The official server runs every graph through streamEvents, whose handler makes chat models stream; LangGraph's
   // `messages` handler does the same, and so, when neither is there, does a handler that only asks for it.
-  if (!wantsEvents && !libModes.has("messages") && !modes.has(PROTOCOL_MODE))
-    options.callbacks = [new PreferStreaming()];
+  if (!wantsEvents && !libModes.has("messages") && !protocol) options.callbacks = [new PreferStreaming()];
   if (kwargs.interrupt_before) options.interruptBefore = kwargs.interrupt_before;
   if (kwargs.interrupt_after) options.interruptAfter = kwargs.interrupt_after;
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
@@ -178,7 +166,7 @@ export async function executeRun(
 
   try {
     const input = toInput(kwargs);
-    if (modes.has(PROTOCOL_MODE)) {
+    if (protocol) {
       // Protocol v2: LangGraph's protocol events, each logged as one `protocol` event.
       const normalizer = new ProtocolNormalizer();
       for await (const ev of await protocolEvents(graph, input, options, runId)) {
@@ -207,7 +195,7 @@ export async function executeRun(
     log.error({ err: e, node }, `${where} threw: ${(e as Error)?.message ?? String(e)}`);
     const error = serializeError(e);
     emit("error", error);
-    if (modes.has(PROTOCOL_MODE)) {
+    if (protocol) {
       emit(PROTOCOL_EVENT, {
         type: "event",
         method: "lifecycle",
