@@ -36,6 +36,8 @@ const EMBEDDED_ONLY = [
   "test/e2e/langchain-cli.test.ts",
   "test/e2e/schemas.test.ts",
   "test/e2e/ui.test.ts",
+  // hangar backup/restore of the embedded data directory (PostgreSQL's: test/postgres/backup-pg-dump.test.ts).
+  "test/e2e/backup-embedded.test.ts",
 ];
 
 /**

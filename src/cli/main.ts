@@ -219,4 +219,43 @@ program
     process.exit(await runListener(opts));
   });
 
+// ---- backup and restore (embedded data; --control-plane: the control plane's)
+
+/** The options backup and restore share: which data directory, and what --force allows. */
+function dataCommand(name: string, description: string, force: string): Command {
+  return program
+    .command(name)
+    .description(description)
+    .option(
+      "-c, --config <path>",
+      "path to langgraph.json (the data directory is .hangar beside it)",
+      "./langgraph.json",
+    )
+    .option("--data-dir <dir>", "the data directory (default: .hangar beside the config)")
+    .option("--control-plane", "a control plane's data directory instead (default .hangar-control-plane)")
+    .option("--force", force);
+}
+
+dataCommand(
+  "backup",
+  "Copy an embedded Agent Server's data (running or not) consistently: its database through SQLite's backup API",
+  "overwrite an existing backup",
+)
+  .requiredOption("-o, --out <path>", "the backup file, or a directory to write hangar.sqlite into")
+  .action(async (opts) => {
+    const { runBackup } = await import("./backup.js");
+    process.exit(await runBackup(opts));
+  });
+
+dataCommand(
+  "restore",
+  "Restore a backup into a data directory no server is using; in-flight runs resume at the next start",
+  "replace the data of a data directory that is not empty (never one in use)",
+)
+  .requiredOption("--from <path>", "the backup: a file, or a directory holding hangar.sqlite")
+  .action(async (opts) => {
+    const { runRestore } = await import("./backup.js");
+    process.exit(await runRestore(opts));
+  });
+
 await program.parseAsync(process.argv);

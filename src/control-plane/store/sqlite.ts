@@ -12,6 +12,9 @@ import type { CpStore } from "../domain/types.js";
 import { cpStoreOn } from "./queries.js";
 import type { Row, SqlDb, SqlExec } from "./sql.js";
 
+/** The store's file in the control plane's data directory. */
+export const CP_DB_FILE = "control-plane.db";
+
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations", "sqlite");
 
 /** Applies the control plane's pending SQLite migrations (the Agent Server's runner, on its own directory). */
@@ -34,7 +37,7 @@ export interface CpSqliteOptions {
 export function openCpSqliteStore(dataDir: string, opts: CpSqliteOptions = {}): CpStore {
   mkdirSync(dataDir, { recursive: true });
   const box = opts.secretBox ?? loadSecretBox({ secretKey: opts.secretKey, dataDir, log: opts.log });
-  const db = new Database(join(dataDir, "control-plane.db"));
+  const db = new Database(join(dataDir, CP_DB_FILE));
   try {
     db.pragma("journal_mode = WAL");
     db.pragma("synchronous = NORMAL");

@@ -7,11 +7,14 @@ import { migrateSqlite } from "../../lib/db/sqlite.js";
 
 const MIGRATIONS_DIR = join(dirname(fileURLToPath(import.meta.url)), "migrations");
 
+/** The database's file in the data directory (the rest of a data dir, e.g. schemas-cache/, can be rebuilt). */
+export const DB_FILE = "hangar.sqlite";
+
 export type Synchronous = "OFF" | "NORMAL" | "FULL" | "EXTRA";
 
 export function openDatabase(dataDir: string, synchronous: Synchronous = "NORMAL"): Database.Database {
   mkdirSync(dataDir, { recursive: true });
-  const db = new Database(join(dataDir, "hangar.sqlite"));
+  const db = new Database(join(dataDir, DB_FILE));
   db.pragma("journal_mode = WAL");
   db.pragma(`synchronous = ${synchronous}`);
   db.pragma("foreign_keys = ON");
