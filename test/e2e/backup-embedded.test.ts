@@ -6,17 +6,8 @@
 import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
-import { expectAcknowledged, RunLoad } from "../helpers/backup-load.ts";
-import {
-  job,
-  logNow,
-  logOf,
-  RUNS_CONFIG,
-  Scratch,
-  startHeld,
-  waitFor,
-  waitForStatus,
-} from "../helpers/runs.ts";
+import { expectAcknowledged, expectRunsFinish, RunLoad } from "../helpers/backup-load.ts";
+import { job, logNow, logOf, RUNS_CONFIG, Scratch, startHeld, waitForStatus } from "../helpers/runs.ts";
 import { noRetryClient, ROOT, runHangar, startHangar } from "../helpers/server.ts";
 import { readThread, type Expected } from "../fixtures/upgrade/snapshot.ts";
 
@@ -62,12 +53,7 @@ describe("hangar backup of a running embedded server", () => {
       const client = noRetryClient(restored.url);
       await expectAcknowledged(client, before);
       // The runs that were in flight when the backup began are taken up again and finish.
-      for (const threadId of before.keys()) {
-        await waitFor(`the restored runs of ${threadId} to finish`, async () => {
-          const runs = await client.runs.list(threadId, { limit: 100 });
-          return runs.every((r) => r.status === "success");
-        });
-      }
+      await expectRunsFinish(client, before.keys());
     } finally {
       await restored.stop();
     }

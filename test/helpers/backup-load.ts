@@ -84,3 +84,13 @@ export async function expectAcknowledged(client: Client, before: Map<string, str
     }
   }
 }
+
+/** Waits until every run of each thread succeeded (those in flight in a backup are taken up after its restore). */
+export async function expectRunsFinish(client: Client, threadIds: Iterable<string>): Promise<void> {
+  for (const threadId of threadIds) {
+    await waitFor(`the restored runs of ${threadId} to finish`, async () => {
+      const runs = await client.runs.list(threadId, { limit: 100 });
+      return runs.every((r) => r.status === "success");
+    });
+  }
+}

@@ -7,8 +7,8 @@ import { join } from "node:path";
 import { promisify } from "node:util";
 import { afterAll, describe, expect, it } from "vitest";
 import { clusterTargetFor, DATABASE_URL, ident, testPg } from "../helpers/backend.ts";
-import { expectAcknowledged, RunLoad } from "../helpers/backup-load.ts";
-import { RUNS_CONFIG, Scratch, waitFor } from "../helpers/runs.ts";
+import { expectAcknowledged, expectRunsFinish, RunLoad } from "../helpers/backup-load.ts";
+import { RUNS_CONFIG, Scratch } from "../helpers/runs.ts";
 import { noRetryClient, startHangar } from "../helpers/server.ts";
 
 const run = promisify(execFile);
@@ -82,12 +82,7 @@ describe("pg_dump and pg_restore of a deployment's schema (postgres)", () => {
       const client = noRetryClient(restored.url);
       await expectAcknowledged(client, before);
       // Runs pending or running in the dump (their leases expired) are taken up and finish.
-      for (const threadId of before.keys()) {
-        await waitFor(`the restored runs of ${threadId} to finish`, async () => {
-          const runs = await client.runs.list(threadId, { limit: 100 });
-          return runs.every((r) => r.status === "success");
-        });
-      }
+      await expectRunsFinish(client, before.keys());
       const threads = await client.threads.search({ limit: 100, metadata: { load: "backup" } });
       expect(threads).toHaveLength(20);
     } finally {
