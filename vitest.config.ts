@@ -91,6 +91,9 @@ export default defineConfig({
             "test/browser/**/*.test.ts",
             "test/security/**/*.test.ts",
             "test/unit/**/*.test.ts",
+            // test/docker: images built and run by the local Docker (skipped without it, but with
+            // HANGAR_REQUIRE_DOCKER=1, as in CI); the containers use the host's PostgreSQL and Redis.
+            "test/docker/**/*.test.ts",
           ],
           // Both projects share the machine: one after the other keeps timings like a single run.
           sequence: { groupOrder: 0 },

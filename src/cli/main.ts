@@ -61,6 +61,34 @@ program
     process.exit(await runCheck(opts));
   });
 
+// ---- container images (as the official CLI's dockerfile, build and up)
+
+/** The options the image commands share. */
+function imageCommand(cmd: Command): Command {
+  return cmd
+    .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
+    .option(
+      "--base-image <image>",
+      "image of the server (default node:<node_version>-bookworm-slim); also of the build stage unless --build-image",
+    )
+    .option(
+      "--build-image <image>",
+      "image of the build stage, with python3, make and g++ (default node:<node_version>-bookworm)",
+    );
+}
+
+imageCommand(
+  program
+    .command("dockerfile")
+    .description("Write the project's Dockerfile (- prints it), with what it builds from (.hangar-docker/)")
+    .argument("[path]", "where to write it (default: Dockerfile beside langgraph.json; - for stdout)"),
+)
+  .option("--add-docker-compose", "also write a docker-compose.yml: API, worker, PostgreSQL and Redis")
+  .action(async (path: string | undefined, opts) => {
+    const { runDockerfile } = await import("./docker/dockerfile-command.js");
+    process.exit(await runDockerfile(path, opts));
+  });
+
 // ---- control-plane
 
 const cp = program
