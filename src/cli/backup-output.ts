@@ -29,12 +29,13 @@ export function progressOf(what: string): (p: CopyProgress) => void {
     if (total < 1024) return;
     const pct = Math.floor((copied / total) * 100);
     const line = `${what}: ${copied.toLocaleString("en")}/${total.toLocaleString("en")} pages (${pct}%)`;
+    const tenth = Math.floor(pct / 10);
     if (tty) {
-      process.stderr.write(`\r${line}${copied === total ? "\n" : ""}`);
+      if (lastTenth <= 10) process.stderr.write(`\r${line}${copied === total ? "\n" : ""}`);
+      if (copied === total) lastTenth = 11; // the line is ended: nothing more
       return;
     }
-    const tenth = Math.floor(pct / 10);
-    if (tenth > lastTenth || copied === total) {
+    if (tenth > lastTenth) {
       lastTenth = tenth;
       process.stderr.write(`${line}\n`);
     }

@@ -60,6 +60,8 @@ export async function copyDatabase(
       },
     });
     src.exec("COMMIT");
+    // The backup API reports before each step, not after the last one.
+    onProgress?.({ copied: pages, total: pages });
   } catch (e) {
     rmSync(partial, { force: true });
     throw e;
