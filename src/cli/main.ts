@@ -89,6 +89,17 @@ imageCommand(
     process.exit(await runDockerfile(path, opts));
   });
 
+imageCommand(
+  program
+    .command("build")
+    .description("Build the project's image with the local Docker: `hangar serve` on 0.0.0.0:8000")
+    .requiredOption("-t, --tag <tag>", "the image's name and tag")
+    .argument("[docker-args...]", "more arguments of docker build, after -- (e.g. -- --network host)"),
+).action(async (dockerArgs: string[], opts) => {
+  const { runBuild } = await import("./docker/build.js");
+  process.exit(await runBuild(opts, dockerArgs));
+});
+
 // ---- control-plane
 
 const cp = program
