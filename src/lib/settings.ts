@@ -242,7 +242,9 @@ const CLUSTER = {
     aliases: [{ name: "REDIS_KEY_PREFIX" }],
   }),
   poolSize: envVar("HANGAR_DATABASE_POOL_SIZE", positiveInt, {
-    doc: "PostgreSQL connections per process",
+    doc:
+      "PostgreSQL connections of each pool: a process has two (statements; checkpoints), and each of its graph " +
+      "threads two more (HANGAR_GRAPH_THREADS), so a worker holds up to (2 + 2 × threads) × this many",
     type: "positive integer",
     default: 10,
     aliases: [{ name: "LANGGRAPH_POSTGRES_POOL_MAX_SIZE" }],
