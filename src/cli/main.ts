@@ -100,6 +100,32 @@ imageCommand(
   process.exit(await runBuild(opts, dockerArgs));
 });
 
+imageCommand(
+  program
+    .command("up")
+    .description("Build the project's image and run it with PostgreSQL and Redis under Docker Compose"),
+)
+  .option("-p, --port <port>", "the API's port on the host", "8123")
+  .option(
+    "--host <address>",
+    "the address the API's port is published on (0.0.0.0: every interface)",
+    "127.0.0.1",
+  )
+  .option("--wait", "return once every service is up and the API answers")
+  .option("--watch", "build again and restart the servers when a project file changes")
+  .option("-d, --docker-compose <file>", "a Compose file of more services (default: docker_compose_file)")
+  .option(
+    "--postgres-uri <uri>",
+    "an existing PostgreSQL (no PostgreSQL service; the host is host.docker.internal)",
+  )
+  .option("--postgres-image <image>", "image of the PostgreSQL service", "postgres:16")
+  .option("--redis-image <image>", "image of the Redis service", "redis:7")
+  .option("--wait-timeout <seconds>", "how long --wait waits for the services", "300")
+  .action(async (opts) => {
+    const { runUp } = await import("./docker/up.js");
+    process.exit(await runUp(opts));
+  });
+
 // ---- control-plane
 
 const cp = program
