@@ -6,6 +6,7 @@
 // other runs end in error, saying why.
 import { MessageChannel, Worker } from "node:worker_threads";
 import pino from "pino";
+import { isObject } from "../../lib/objects.js";
 import type Database from "better-sqlite3";
 import type { Logger } from "../../lib/logger.js";
 import { RawJson } from "../../lib/serde.js";
@@ -178,8 +179,22 @@ function relay(log: Logger, line: string): void {
     return;
   }
   const { level, msg, time: _time, pid: _pid, hostname: _host, ...rest } = entry;
+  if (isObject(rest.err)) rest.err = revive(rest.err);
   const name = (pino.levels.labels[level as number] ?? "info") as "info";
   log[name](rest, typeof msg === "string" ? msg : "");
+}
+
+/**
+ * An error the thread's logger already serialized ({type, message, stack, ...}) as an error again, of a class named
+ * by its type, so that this logger's serializer writes it as the thread's did (not as an `Object`).
+ */
+function revive(err: Record<string, unknown>): Error {
+  const type = typeof err.type === "string" && err.type ? err.type : "Error";
+  const Named = { [type]: class extends Error {} }[type];
+  const { type: _type, message, stack, ...fields } = err;
+  const revived = Object.assign(new Named(typeof message === "string" ? message : ""), fields);
+  if (typeof stack === "string") revived.stack = stack;
+  return revived;
 }
 
 export class GraphThreadPool implements GraphRunner {
