@@ -98,10 +98,14 @@ const imageExists = (tag: string) =>
 
 // ---- the base image
 
-/** What the Debian root holds besides minbase: compilers (the build stage), PostgreSQL and Redis (`hangar up`). */
-const PACKAGES = ["python3", "make", "g++", "postgresql-15", "redis-server"];
+/**
+ * What the Debian root holds besides minbase: PostgreSQL and Redis (the images `hangar up` starts in the test). No
+ * compilers: better-sqlite3's prebuilt binding is in npm's cache (see baseImage), so the build stage compiles
+ * nothing; images for users are built on `node:<version>-bookworm`, which has them.
+ */
+const PACKAGES = ["postgresql-15", "redis-server"];
 /** Bumped when the way the root is made changes. */
-const RECIPE = 1;
+const RECIPE = 2;
 
 const sha = (data: string | Buffer) => createHash("sha256").update(data).digest("hex");
 const NODE = process.execPath;
@@ -179,11 +183,11 @@ export const withBuildLock = <T>(fn: () => Promise<T>): Promise<T> => withLock("
 let base: Promise<string> | undefined;
 
 /**
- * The tests' base image (`--base-image` and `--build-image` of their builds): Debian bookworm (debootstrap
- * minbase) with PACKAGES, this machine's Node and npm (with its npm config and CA bundle, so npm reaches the
- * registry from inside), and better-sqlite3's binding in npm's prebuilt-download cache (so the image's install
- * takes it as the download it would get from GitHub, which is not reachable here; without it, it compiles). Made
- * once per content: its tag is the hash of all that.
+ * The tests' base image (`--base-image` of their builds): Debian bookworm (debootstrap minbase) with PACKAGES,
+ * this machine's Node and npm (with its npm config and CA bundle, so npm reaches the registry from inside; and its
+ * cache), and better-sqlite3's binding in npm's prebuilt-download cache (so the image's install takes it as the
+ * download it would get from GitHub, which is not reachable here). Made once per content: its tag is the hash of
+ * all that but the npm cache.
  */
 export function baseImage(): Promise<string> {
   base ??= (async () => {
@@ -249,6 +253,13 @@ export function baseImage(): Promise<string> {
         if (existsSync(cafile)) {
           mkdirSync(join(root, dirname(cafile)), { recursive: true });
           cp(cafile, cafile.slice(1));
+        }
+        // This machine's npm cache, when it has one (CI's `npm install` fills it), as a head start for the builds'
+        // installs: what it lacks comes from the registry, so it is not part of the image's key.
+        const cache = join(npmConfig("cache"), "_cacache");
+        if (existsSync(cache)) {
+          mkdirSync(join(root, "root/.npm"), { recursive: true });
+          cp(cache, "root/.npm/_cacache");
         }
         mkdirSync(join(root, "root/.npm/_prebuilds"), { recursive: true });
         writeFileSync(join(root, "root/.npm/_prebuilds", prebuild.file), prebuild.data);
