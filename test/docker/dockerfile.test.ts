@@ -137,7 +137,8 @@ describe("hangar dockerfile", () => {
     expect(compose.services["hangar-worker"].ports).toBeUndefined();
     expect(compose.services["hangar-postgres"].image).toBe("postgres:16");
     expect(compose.services["hangar-redis"].image).toBe("redis:7");
-    expect(Object.keys(compose.volumes)).toEqual(["hangar-postgres-data"]);
+    expect(Object.keys(compose.volumes)).toEqual(["hangar-data", "hangar-postgres-data"]);
+    expect(api.volumes).toEqual(["hangar-data:/data"]);
   });
 
   it("keeps a .dockerignore of the project, warning about what it lets in; refuses one leaving out .hangar-docker/", () => {
@@ -291,7 +292,7 @@ describe("the Compose file", () => {
     });
     const c = written as { services: Record<string, Record<string, unknown>>; volumes?: unknown };
     expect(Object.keys(c.services).sort()).toEqual(["hangar-api", "hangar-redis", "hangar-worker"]);
-    expect(c.volumes).toBeUndefined();
+    expect(c.volumes).toEqual({ "hangar-data": {} });
     expect(c.services["hangar-api"].ports).toEqual(["0.0.0.0:9000:8000"]);
     expect(c.services["hangar-api"].extra_hosts).toEqual(["host.docker.internal:host-gateway"]);
     expect((c.services["hangar-worker"].environment as Record<string, string>).DATABASE_URI).toBe(

@@ -63,6 +63,9 @@ export function composeObject(p: DockerProject, o: ComposeOptions): { [k: string
       DATABASE_URI: o.postgresUri ?? POSTGRES_URI,
       REDIS_URI: "redis://hangar-redis:6379",
     };
+    // The image's /data volume, named: `down -v` removes it, where Compose 1 leaves the anonymous volume of a
+    // container it recreated behind. (Unused on PostgreSQL.)
+    s.volumes = ["hangar-data:/data"];
     if (p.envFile && o.envFileExists) s.env_file = [p.envFile];
     // An existing PostgreSQL on the Docker host is reached as host.docker.internal.
     if (o.postgresUri) s.extra_hosts = ["host.docker.internal:host-gateway"];
@@ -72,7 +75,7 @@ export function composeObject(p: DockerProject, o: ComposeOptions): { [k: string
   services["hangar-api"] = server("api");
   services["hangar-worker"] = server("worker");
   const compose: { [k: string]: Yaml } = { services };
-  if (withPostgres) compose.volumes = { "hangar-postgres-data": {} };
+  compose.volumes = withPostgres ? { "hangar-data": {}, "hangar-postgres-data": {} } : { "hangar-data": {} };
   return compose;
 }
 
