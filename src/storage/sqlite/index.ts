@@ -12,6 +12,8 @@ import { SqliteStore } from "./store.js";
 import type { StoreIndex } from "../store-index.js";
 import { SqliteThreads } from "./threads.js";
 import { WriteTracker } from "./write-tracker.js";
+import { startWalCheckpointer } from "./wal-checkpointer.js";
+import { rootLogger } from "../../lib/logger.js";
 
 /**
  * Durability: FULL (default) acknowledges a write only after the WAL is fsynced (asynchronously, shared by
@@ -32,6 +34,10 @@ export function openSqliteStorage(
   registerJsonFunctions(db);
   const durable = mode === "FULL" || mode === "EXTRA";
   const gc = new GroupCommit(db, durable ? `${db.name}-wal` : undefined);
+  const walCheckpoints = startWalCheckpointer(db, {
+    onFailure: (message) =>
+      rootLogger().warn(`hangar: SQLite WAL checkpoint failed (tried again): ${message}`),
+  });
   const begin = () => gc.begin();
   const tracker = new WriteTracker();
   const checkpointer = new HangarSqliteSaver(db, begin, tracker);
@@ -51,6 +57,7 @@ export function openSqliteStorage(
     close: async () => {
       store.stop();
       gc.close();
+      await walCheckpoints.close();
       db.close();
     },
   };
