@@ -68,6 +68,12 @@ export interface ServerOptions {
    * the server's settings, the project's env applied); otherwise on the first request that needs them.
    */
   warmSchemas?: boolean;
+  /**
+   * On the embedded backend, let running runs finish for HANGAR_SHUTDOWN_GRACE_SECONDS when the server closes (as
+   * `serve` does, and the scale-out backend always); otherwise (`dev`, which restarts on every save) they stop at
+   * once and resume from their last checkpoint at the next start.
+   */
+  drainOnClose?: boolean;
   /** Where the server logs; default the process's logger (`rootLogger()`). */
   logger?: Logger;
   /**
@@ -172,16 +178,18 @@ async function wire(
   const graphs = await graphsFor(storage);
   // Graph threads only where runs execute; on PostgreSQL each has two pools of HANGAR_DATABASE_POOL_SIZE connections.
   const runner = worker ? await runnerFor(backend.graphThreads) : undefined;
-  // The embedded queue is this process's alone: no leases to renew, and at shutdown its runs stop at once and
-  // resume at the next start. A shared one lets them finish for the grace period, then hands them back.
+  // The embedded queue is this process's alone: no leases to renew, and the runs still running after the grace
+  // period (none under `dev`) stop with the process and resume at the next start. A shared queue's runs finish for
+  // the grace period, then go back to the queue for another worker.
   const shared = queue.shared ? env.cluster : undefined;
+  const drain = shared !== undefined || opts.drainOnClose === true;
   const runs = new RunEngine(storage, queue, graphs, broker, log, {
     worker,
     maxConcurrent: opts.nJobsPerWorker ?? env.server.jobsPerWorker ?? 10,
     maxAttempts: env.server.maxAttempts,
     leaseMs: (shared?.leaseSeconds ?? 0) * 1000,
     pollMs: shared?.queuePollMs ?? 0,
-    graceMs: (shared?.shutdownGraceSeconds ?? 0) * 1000,
+    graceMs: drain ? env.cluster.shutdownGraceSeconds * 1000 : 0,
     settleMs: shared ? undefined : 2_000,
     webhooks,
     apiUrl: env.server.apiUrl,
@@ -231,7 +239,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     }
     webhooks = webhookPolicy(env.webhooks); // a malformed HANGAR_WEBHOOK_ALLOW_ADDRESSES stops the start, naming it
     void env.server;
-    if (opts.cluster) void env.cluster;
+    if (opts.cluster || opts.drainOnClose) void env.cluster;
   } catch (e) {
     throw new StartupError((e as Error).message);
   }

@@ -139,6 +139,8 @@ export async function runServer(
       cluster,
       // `dev` always serves the console; `serve` when HANGAR_CONSOLE says so.
       console: cmd === "dev" ? true : undefined,
+      // `serve` lets running runs finish when stopped; `dev` (restarted on every save) stops them at once.
+      drainOnClose: cmd === "serve",
     });
     // The logger as the project's .env left it (startServer applies its LOG_LEVEL and LOG_FORMAT).
     const log = rootLogger();

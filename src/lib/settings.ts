@@ -267,7 +267,9 @@ const CLUSTER = {
     default: 1000,
   }),
   shutdownGraceSeconds: envVar("HANGAR_SHUTDOWN_GRACE_SECONDS", positiveInt, {
-    doc: "how long a stopping worker lets running runs finish",
+    doc:
+      "how long a stopping `serve` lets running runs finish (SIGTERM, SIGINT); then the scale-out backend hands the " +
+      "rest back to the queue, the embedded one stops them and resumes them at the next start. `dev` stops them at once",
     type: "positive integer",
     default: 20,
     aliases: [{ name: "BG_JOB_SHUTDOWN_GRACE_PERIOD_SECS" }],

@@ -271,7 +271,12 @@ export class RunWorker {
       await Promise.race([p, new Promise((r) => (timer = setTimeout(r, ms)))]);
       clearTimeout(timer);
     };
-    if (this.executing.size && graceMs > 0) await within(graceMs, all());
+    if (this.executing.size && graceMs > 0) {
+      this.log.info(
+        `stopping: letting ${this.executing.size} running run(s) finish, for up to ${Math.round(graceMs / 1000)} s`,
+      );
+      await within(graceMs, all());
+    }
     const left = [...this.executing.values()];
     for (const ex of left) {
       ex.released = true;

@@ -248,7 +248,8 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
     await docker(["volume", "create", volume]);
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const args = ["-v", `${volume}:/data`, "-e", `PORT=${port}`];
+    // A short grace: the held run below outlasts it on purpose.
+    const args = ["-v", `${volume}:/data`, "-e", `PORT=${port}`, "-e", "HANGAR_SHUTDOWN_GRACE_SECONDS=1"];
     const first = await container("embedded-1", args);
     await up(first, url);
     const client = noRetryClient(url);
@@ -256,8 +257,8 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
     await client.runs.wait(thread.thread_id, "chat", {
       input: { messages: [{ role: "user", content: "hi" }] },
     });
-    // A run waiting in its node when the container stops: the embedded server stops it with the process (its
-    // queue is the process's own) and takes it up again at the next start, on the same volume.
+    // A run waiting in its node when the container stops: the embedded server lets it go on for the grace period,
+    // then stops it with the process and takes it up again at the next start, on the same volume.
     const slowThread = await client.threads.create();
     const slow = await client.runs.create(slowThread.thread_id, "slow", { input: {} });
     await waitFor(

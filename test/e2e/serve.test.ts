@@ -2,7 +2,8 @@
 // refuses what cannot work (half a scale-out configuration, api/worker modes without it, an unreachable
 // database) with clear lines and exit codes, never a stack trace.
 import { describe, expect, it } from "vitest";
-import { runHangar, useHangar, EXAMPLE_CONFIG } from "../helpers/server.ts";
+import { RUNS_CONFIG, Scratch, logOf, startHeld, waitFor } from "../helpers/runs.ts";
+import { cleanupDir, runHangar, startHangar, tempDir, useHangar, EXAMPLE_CONFIG } from "../helpers/server.ts";
 
 const hangar = useHangar({ process: true, command: "serve" });
 const NO_BACKEND = { DATABASE_URL: "", REDIS_URL: "" };
@@ -55,5 +56,38 @@ describe("hangar serve", () => {
     const bad = await runHangar(["serve", "--config", EXAMPLE_CONFIG, "--mode", "both"], NO_BACKEND);
     expect(bad.code).toBe(2);
     expect(bad.output).toMatch(/--mode must be api, worker or all/);
+  });
+
+  it("SIGTERM lets a running run finish within HANGAR_SHUTDOWN_GRACE_SECONDS (embedded), then exits", async () => {
+    const scratch = new Scratch();
+    const dataDir = tempDir("hangar-serve-drain-");
+    try {
+      const env = { ...NO_BACKEND, HANGAR_SHUTDOWN_GRACE_SECONDS: "600" };
+      const first = await startHangar({ process: true, command: "serve", config: RUNS_CONFIG, dataDir, env });
+      const thread = await first.client.threads.create();
+      const gate = scratch.gate();
+      const run = await startHeld(first.client, thread.thread_id, "drain", 1, gate.file);
+      const stopped = first.stop();
+      // The server has stopped taking requests and waits for the run: only now may it go on.
+      await waitFor("the server to wait for its running run", () =>
+        /letting 1 running run\(s\) finish/.test(first.output()),
+      );
+      gate.open();
+      await stopped;
+      expect(first.output()).toMatch(/run finished: success/);
+      // Nothing was left for the next start: the run ended where it began, with every step done once.
+      const next = await startHangar({ process: true, command: "serve", config: RUNS_CONFIG, dataDir, env });
+      try {
+        expect((await next.client.runs.get(thread.thread_id, run.run_id)).status).toBe("success");
+        const state = await next.client.threads.getState<{ log: string[] }>(thread.thread_id);
+        expect(state.values.log).toEqual(logOf("drain", 4));
+        expect(next.output()).not.toMatch(/taken up again/);
+      } finally {
+        await next.stop();
+      }
+    } finally {
+      scratch.cleanup();
+      cleanupDir(dataDir);
+    }
   });
 });
