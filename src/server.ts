@@ -182,7 +182,9 @@ async function wire(
   // period (none under `dev`) stop with the process and resume at the next start. A shared queue's runs finish for
   // the grace period, then go back to the queue for another worker.
   const shared = queue.shared ? env.cluster : undefined;
-  const drain = shared !== undefined || opts.drainOnClose === true;
+  // A server the control plane runs (HANGAR_INTERNAL_TOKEN) does not drain: its successor, started beside it on the
+  // same data, takes its runs up once told it stopped, and clients already talk to the successor.
+  const drain = shared !== undefined || (opts.drainOnClose === true && !env.server.internalToken);
   const runs = new RunEngine(storage, queue, graphs, broker, log, {
     worker,
     maxConcurrent: opts.nJobsPerWorker ?? env.server.jobsPerWorker ?? 10,
