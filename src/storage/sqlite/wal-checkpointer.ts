@@ -63,11 +63,16 @@ export function startWalCheckpointer(
     db.pragma("wal_autocheckpoint = 1000");
     opts.onFailure?.(e.message);
   });
+  let exited = false;
+  worker.once("exit", () => (exited = true));
   let closed: Promise<void> | undefined;
   return {
     close: () =>
       (closed ??= new Promise<void>((resolve) => {
+        if (exited) return resolve();
         worker.once("exit", () => resolve());
+        // Kept alive until it has closed: a process that is otherwise done must not end with this still pending.
+        worker.ref();
         worker.postMessage("close");
       })),
   };
