@@ -103,7 +103,9 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
   afterAll(async () => {
     for (const c of containers) await dockerQuiet(["rm", "-f", "-v", c]);
     for (const v of volumes) await dockerQuiet(["volume", "rm", "-f", v]);
-    await dockerQuiet(["rmi", TAG]);
+    // Under the build lock, and leaving the untagged layers: another file's build may be using them as its cache
+    // (a removal in the middle of it failed that build: "failed to get destination image").
+    await withBuildLock(() => dockerQuiet(["rmi", "--no-prune", TAG]));
     await dropCluster(cluster).catch(() => {});
     if (tmp) cleanupDir(tmp);
   });

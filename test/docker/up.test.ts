@@ -91,7 +91,8 @@ describe.skipIf(skip)("hangar up", () => {
           .filter(Boolean);
         if (list.length) await dockerQuiet([kind, "rm", ...list]);
       }
-      await dockerQuiet(["rmi", `hangar-up/${name}:latest`]);
+      // Under the build lock, leaving the untagged layers another file's build may be using (see image.test.ts).
+      await withBuildLock(() => dockerQuiet(["rmi", "--no-prune", `hangar-up/${name}:latest`]));
     }
     if (tmp) cleanupDir(tmp);
   });
