@@ -240,11 +240,14 @@ function profileFlags(): string[] {
 }
 
 /** Starts `node bin/hangar.js dev --port 0 ...` and resolves once it prints where it listens. */
-export async function startHangar(stamp: string): Promise<BenchServer> {
+export async function startHangar(
+  stamp: string,
+  opts: { config?: string; env?: NodeJS.ProcessEnv } = {},
+): Promise<BenchServer> {
   mkdirSync(RESULTS_DIR, { recursive: true });
   const dataDir = mkdtempSync(join(tmpdir(), "hangar-bench-data-"));
   const logFile = join(RESULTS_DIR, `${stamp}-hangar.log`);
-  const env: NodeJS.ProcessEnv = { ...process.env, ...SCHEMAS_OFF };
+  const env: NodeJS.ProcessEnv = { ...process.env, ...SCHEMAS_OFF, ...opts.env };
   delete env.PORT;
   const t0 = performance.now();
   const { entry, output } = spawnLogged(
@@ -254,7 +257,7 @@ export async function startHangar(stamp: string): Promise<BenchServer> {
       join(ROOT, "bin/hangar.js"),
       "dev",
       "--config",
-      join(EXAMPLES_DIR, "langgraph.json"),
+      opts.config ?? join(EXAMPLES_DIR, "langgraph.json"),
       "--port",
       "0",
       "--host",
