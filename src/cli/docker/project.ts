@@ -4,6 +4,7 @@
 import { existsSync, readFileSync, statSync } from "node:fs";
 import { basename, isAbsolute, join, relative, resolve } from "node:path";
 import { ConfigError, loadProjectConfig } from "../../lib/settings/project.js";
+import { SECTION_VARS, type SectionKey } from "../../lib/settings/section-vars.js";
 
 /** How the project's production dependencies are installed, by the lockfile found beside its package.json. */
 export type PackageManager =
@@ -42,17 +43,14 @@ export interface DockerProject {
   warnings: string[];
 }
 
-/** The sections, with the variable the official image gives each (its Dockerfile's `ENV` lines). */
-export const SECTION_VARIABLES = {
-  graphs: "LANGSERVE_GRAPHS",
-  ui: "LANGGRAPH_UI",
-  ui_config: "LANGGRAPH_UI_CONFIG",
-  store: "LANGGRAPH_STORE",
-  checkpointer: "LANGGRAPH_CHECKPOINTER",
-  auth: "LANGGRAPH_AUTH",
-  http: "LANGGRAPH_HTTP",
-} as const;
-export type SectionKey = keyof typeof SECTION_VARIABLES;
+/**
+ * The sections, with the variable the official image gives each (its Dockerfile's `ENV` lines): the ones the server
+ * reads (src/lib/settings/section-vars.ts), so what an image carries is what its server understands.
+ */
+export const SECTION_VARIABLES = Object.fromEntries(
+  Object.entries(SECTION_VARS).map(([key, v]) => [key, v.name]),
+) as Record<SectionKey, string>;
+export type { SectionKey };
 
 /** The package manager of a folder with a package.json, by its lockfile (npm when there is none). */
 export function packageManager(dir: string): PackageManager {
