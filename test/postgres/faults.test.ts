@@ -609,6 +609,17 @@ function gist(e: ProtocolEvent): unknown[] {
   return [e.method, namespace, node, data];
 }
 
+/**
+ * A run's status once recorded as ended. A protocol stream's root `completed` event comes from the graph, before the
+ * worker records the run's end (its thread's state and the run's status, in one statement): a read right after the
+ * stream ended may still see `running`.
+ */
+const endedStatus = (client: Client, threadId: string, runId: string): Promise<string> =>
+  waitFor(`run ${runId} recorded as ended`, async () => {
+    const { status } = await client.runs.get(threadId, runId);
+    return status === "pending" || status === "running" ? undefined : status;
+  });
+
 /** The log that each root `updates` event of the `step` node adds, in order. */
 const stepUpdates = (events: ProtocolEvent[]) =>
   events
@@ -674,7 +685,7 @@ describe("protocol v2 events under faults: seq survives a Redis restart and a wo
     expect(seqs(replayed)).toEqual(seqs(seen.slice(seen.length - replayed.length)));
     expect(replayed).toEqual(seen.slice(seen.length - replayed.length));
 
-    expect((await client.runs.get(threadId, runId)).status).toBe("success");
+    expect(await endedStatus(client, threadId, runId)).toBe("success");
     expect((await stateValues(url, threadId)).log).toEqual(logOf("r", STEPS));
 
     // Nothing lost or doubled across the restart, also before it: the same input on another thread (its gate is
@@ -738,6 +749,7 @@ describe("protocol v2 events under faults: seq survives a Redis restart and a wo
     expect(seqs(replayed)).toEqual(seqs(seen));
     expect(replayed).toEqual(seen);
 
+    expect(await endedStatus(client, threadId, runId)).toBe("success");
     const after = await runRow(dep, runId);
     expect(after?.status).toBe("success");
     expect(after?.attempt).toBe(2);
