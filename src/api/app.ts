@@ -31,6 +31,7 @@ import { isInnerRequest } from "./inner.js";
 import { mcpRoutes } from "./mcp.js";
 import { metricsRoutes } from "./metrics.js";
 import { systemRoutes } from "./system.js";
+import { threadImportRoutes } from "./thread-import.js";
 import { threadRoutes } from "./threads.js";
 
 const BODY_LIMIT = 50 * 1024 * 1024;
@@ -145,7 +146,10 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     await app.register(metricsRoutes(ctx));
   } else app.get("/ok", { schema: { hide: true } }, async () => ({ ok: true }));
   if (!http.disable_assistants) await app.register(assistantRoutes(ctx));
-  if (!http.disable_threads) await app.register(threadRoutes(ctx));
+  if (!http.disable_threads) {
+    await app.register(threadRoutes(ctx));
+    await app.register(threadImportRoutes(ctx));
+  }
   if (!http.disable_runs) {
     await app.register(runRoutes(ctx));
     await app.register(cronRoutes(ctx));

@@ -323,4 +323,36 @@ dataCommand(
     process.exit(await runRestore(opts));
   });
 
+// ---- moving in from another Agent Server
+
+/** Collects a repeatable option's values. */
+const collect = (value: string, previous: string[] = []) => [...previous, value];
+
+program
+  .command("migrate")
+  .description(
+    "Copy assistants (every version), threads with their checkpoint history, crons and store items from any Agent " +
+      "Server into a Hangar server; what the target has is skipped, so it can run again",
+  )
+  .option("--from <url>", "the source Agent Server's URL (or $HANGAR_MIGRATE_FROM)")
+  .option("--to <url>", "the target Hangar server's URL (or $HANGAR_MIGRATE_TO)")
+  .option("--from-api-key <key>", "sent to the source as x-api-key (or $HANGAR_MIGRATE_FROM_API_KEY)")
+  .option("--to-api-key <key>", "sent to the target as x-api-key (or $HANGAR_MIGRATE_TO_API_KEY)")
+  .option(
+    "--from-header <header>",
+    "a header for the source, 'Name: value' (repeatable; or $HANGAR_MIGRATE_FROM_HEADERS, one per line)",
+    collect,
+  )
+  .option(
+    "--to-header <header>",
+    "a header for the target, 'Name: value' (repeatable; or $HANGAR_MIGRATE_TO_HEADERS, one per line)",
+    collect,
+  )
+  .option("--dry-run", "count what would be copied; write nothing")
+  .option("--json", "print the summary as JSON")
+  .action(async (opts) => {
+    const { runMigrate } = await import("./move-in/command.js");
+    process.exit(await runMigrate(opts));
+  });
+
 await program.parseAsync(process.argv);

@@ -41,7 +41,7 @@ export class ThreadStateService {
   }
 
   /** The thread's graph, built from the config its runs left on it (a graph may be a factory of it). */
-  private async graphOf(thread: Thread): Promise<AnyGraph | null> {
+  async graphOf(thread: Thread): Promise<AnyGraph | null> {
     const graphId = thread.metadata.graph_id;
     if (typeof graphId !== "string" || !this.graphs.has(graphId)) return null;
     const config = (thread.config ?? {}) as Json;
