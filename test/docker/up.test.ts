@@ -10,10 +10,12 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { composeProjectName } from "../../src/cli/docker/up.ts";
 import {
   baseImage,
+  composeLeftovers,
   docker,
   dockerQuiet,
   exec,
   freePort,
+  removeComposeProject,
   serviceImages,
   shellIn,
   skipWithoutDocker,
@@ -30,17 +32,6 @@ let port = 0;
 let images: { base: string; postgres: string; redis: string };
 let down = "";
 const children: ChildProcess[] = [];
-
-/** Containers, networks and volumes Compose made for the project (by its label). */
-async function leftovers(): Promise<string[]> {
-  const label = `label=com.docker.compose.project=${name}`;
-  const lists = await Promise.all([
-    docker(["ps", "-aq", "--filter", label]),
-    docker(["network", "ls", "-q", "--filter", label]),
-    docker(["volume", "ls", "-q", "--filter", label]),
-  ]);
-  return lists.flatMap((l) => l.split("\n").filter(Boolean));
-}
 
 /** `hangar up` with the tests' images; more arguments after. */
 const upArgs = (...more: string[]) => [
@@ -82,15 +73,7 @@ describe.skipIf(skip)("hangar up", () => {
     for (const c of children) c.kill("SIGKILL");
     if (name) {
       // What a failed test left: every container, network and volume of the project, then its image.
-      const label = `label=com.docker.compose.project=${name}`;
-      const ids = (await exec("docker", ["ps", "-aq", "--filter", label])).stdout.split("\n").filter(Boolean);
-      if (ids.length) await dockerQuiet(["rm", "-f", "-v", ...ids]);
-      for (const kind of ["network", "volume"]) {
-        const list = (await exec("docker", [kind, "ls", "-q", "--filter", label])).stdout
-          .split("\n")
-          .filter(Boolean);
-        if (list.length) await dockerQuiet([kind, "rm", ...list]);
-      }
+      await removeComposeProject(name);
       // Under the build lock, leaving the untagged layers another file's build may be using (see image.test.ts).
       await withBuildLock(() => dockerQuiet(["rmi", "--no-prune", `hangar-up/${name}:latest`]));
     }
@@ -164,6 +147,6 @@ describe.skipIf(skip)("hangar up", () => {
     expect(down.endsWith(" down")).toBe(true);
     const r = await exec(cmd, [...args, "-v"]);
     expect(r.code, r.stdout + r.stderr).toBe(0);
-    expect(await leftovers()).toEqual([]);
+    expect(await composeLeftovers(name)).toEqual([]);
   });
 });

@@ -340,3 +340,27 @@ export async function freePort(): Promise<number> {
     });
   });
 }
+
+/** Containers, networks and volumes Compose made for a project (by its label): their ids. */
+export async function composeLeftovers(project: string): Promise<string[]> {
+  const label = `label=com.docker.compose.project=${project}`;
+  const lists = await Promise.all([
+    docker(["ps", "-aq", "--filter", label]),
+    docker(["network", "ls", "-q", "--filter", label]),
+    docker(["volume", "ls", "-q", "--filter", label]),
+  ]);
+  return lists.flatMap((l) => l.split("\n").filter(Boolean));
+}
+
+/** Removes what a failed test left of a Compose project: its containers (with their volumes), networks, volumes. */
+export async function removeComposeProject(project: string): Promise<void> {
+  const label = `label=com.docker.compose.project=${project}`;
+  const ids = (await exec("docker", ["ps", "-aq", "--filter", label])).stdout.split("\n").filter(Boolean);
+  if (ids.length) await dockerQuiet(["rm", "-f", "-v", ...ids]);
+  for (const kind of ["network", "volume"]) {
+    const list = (await exec("docker", [kind, "ls", "-q", "--filter", label])).stdout
+      .split("\n")
+      .filter(Boolean);
+    if (list.length) await dockerQuiet([kind, "rm", ...list]);
+  }
+}
