@@ -65,7 +65,7 @@ export default async function setup(project: TestProject): Promise<(() => Promis
 }
 
 /** A port free on 127.0.0.1 now (the official CLI takes a port number, not 0). */
-const freePort = () =>
+export const freePort = () =>
   new Promise<number>((res, rej) => {
     const s = createServer();
     s.once("error", rej);
@@ -170,7 +170,7 @@ const post = (url: string, body: unknown) =>
   fetch(url, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify(body) });
 
 /** Ends a peer: its process group (the CLI and the server it spawned), and waits for the CLI to exit. */
-async function end(proc: ChildProcess): Promise<void> {
+export async function end(proc: ChildProcess): Promise<void> {
   if (!proc.pid || proc.exitCode !== null || proc.signalCode !== null) return;
   const exited = new Promise((res) => proc.once("exit", res));
   try {

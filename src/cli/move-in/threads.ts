@@ -45,11 +45,12 @@ function metadataOf(t: Thread): Record<string, unknown> {
   return m;
 }
 
-/** Keys of `want` whose values `have` does not hold (compared as JSON). */
-function differing(want: Record<string, unknown>, have: Record<string, unknown>): Record<string, unknown> {
-  return Object.fromEntries(
-    Object.entries(want).filter(([k, v]) => JSON.stringify(have[k]) !== JSON.stringify(v)),
-  );
+/**
+ * Keys of `want` that `have` lacks. A key the target's thread has keeps its value there: it may be what the
+ * target's own auth handlers wrote (an owner), which a copy must not take over.
+ */
+function lacking(want: Record<string, unknown>, have: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(want).filter(([k]) => !(k in have)));
 }
 
 /** Batches of checkpoints, oldest first, each within PAGE checkpoints and MAX_BATCH_BYTES. */
@@ -101,7 +102,7 @@ async function copyThread(
   const existing = await unlessMissing(to.client.threads.get(id));
   if (existing) {
     t.present++;
-    const patch = differing(metadata, (existing.metadata ?? {}) as Record<string, unknown>);
+    const patch = lacking(metadata, (existing.metadata ?? {}) as Record<string, unknown>);
     if (Object.keys(patch).length && !opts.dryRun) await to.client.threads.update(id, { metadata: patch });
   } else {
     t.copied++;
