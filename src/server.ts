@@ -18,6 +18,7 @@ import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
 import type { GraphRunner } from "./runs/graph-runner.js";
 import { GraphThreadPool, type GraphThreadBackend } from "./runs/graph-threads/pool.js";
+import { cipherOf, type EncryptionSpec, type StorageCipher } from "./storage/encryption/index.js";
 import { RunEngine } from "./runs/engine.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
@@ -131,6 +132,7 @@ async function openBackend(
   env: Settings,
   dataDir: string,
   storeIndex: Awaited<ReturnType<typeof loadStoreIndex>>,
+  cipher: StorageCipher | null,
   log: Logger,
 ): Promise<Backend> {
   const resumableTtlMs = env.server.resumableTtlSeconds * 1000;
@@ -142,6 +144,7 @@ async function openBackend(
       storeIndex,
       resumableTtlMs,
       threadLogsCacheBytes: env.server.threadLogsCacheBytes,
+      cipher,
     });
   }
   // Loaded only here: an embedded server never loads pg, ioredis or the PostgreSQL checkpointer.
@@ -159,6 +162,7 @@ async function openBackend(
     connectTimeoutMs: connectTimeoutSeconds * 1000,
     resumableTtlMs,
     log,
+    cipher,
   });
 }
 
@@ -262,6 +266,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     await ensureSystemAssistants(storage, graphs, assistantDefaults);
     return graphs;
   };
+  // Encryption at rest (LANGGRAPH_AES_KEY): a bad key stops the start, naming the variable.
+  const encryption: EncryptionSpec = {
+    aesKey: env.server.aesKey,
+    jsonKeys: env.server.aesJsonKeys,
+    previousKeys: env.server.aesPreviousKeys,
+  };
+  const cipher = cipherOf(encryption);
   // Graph threads (HANGAR_GRAPH_THREADS), started once the backend is open; none: runs execute on this thread.
   const runnerFor: RunnerFor = async (access) => {
     const threads = env.server.graphThreads;
@@ -272,6 +283,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       graphs: project.graphs,
       store: project.raw.store,
       backend: access,
+      encryption,
       log,
       cancelGraceMs: env.server.graphCancelGraceSeconds * 1000,
     }).catch((e: Error) => {
@@ -280,7 +292,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     log.debug(`graphs execute on ${threads} graph thread(s)`);
     return pool;
   };
-  const opened = await openBackend(opts, env, dataDir, storeIndex, log);
+  const opened = await openBackend(opts, env, dataDir, storeIndex, cipher, log);
   const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {
     await opened.close().catch(() => {});
     throw e;

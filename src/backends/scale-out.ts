@@ -6,6 +6,7 @@ import { StartupError } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
 import { PgRunQueue } from "../runs/postgres-queue.js";
 import { openPostgresStorage } from "../storage/postgres/index.js";
+import type { StorageCipher } from "../storage/encryption/index.js";
 import { MigrationError } from "../storage/postgres/migrate.js";
 import type { StoreIndex } from "../storage/store-index.js";
 import { RedisBroker } from "../streams/redis.js";
@@ -29,6 +30,8 @@ export interface ScaleOutOptions {
   /** How long a resumable run's events stay joinable after it ends. */
   resumableTtlMs: number;
   log: Logger;
+  /** Encryption at rest; null: off. */
+  cipher?: StorageCipher | null;
 }
 
 /** Retries `connect` with backoff until it succeeds or `timeoutMs` passed, saying each time what failed. */
@@ -74,17 +77,19 @@ export async function openScaleOutBackend(opts: ScaleOutOptions): Promise<Backen
       applicationName: opts.applicationName,
       poolSize: opts.poolSize,
       preparedStatements: opts.preparedStatements,
+      cipher: opts.cipher,
       onError: (err) => log.warn(`hangar: PostgreSQL connection lost (the pool replaces it): ${err.message}`),
     }).catch((e) => {
       if (e instanceof MigrationError) throw new StartupError(e.message);
       throw e;
     }),
   );
-  const queue = new PgRunQueue(storage.pool, opts.schema, storage.runs);
+  const queue = new PgRunQueue(storage.pool, opts.schema, storage.runs, opts.cipher);
   const broker = new RedisBroker({
     url: opts.redisUrl,
     prefix: opts.redisPrefix,
     resumableTtlMs: opts.resumableTtlMs,
+    ring: opts.cipher?.ring ?? null,
     runEnded: (id) => queue.ended(id),
     log,
   });

@@ -323,6 +323,30 @@ dataCommand(
     process.exit(await runRestore(opts));
   });
 
+// ---- encryption at rest
+
+program
+  .command("encryption")
+  .description("Encryption at rest of an Agent Server's data (LANGGRAPH_AES_KEY)")
+  .command("reencrypt")
+  .description(
+    "Encrypt everything stored with the current LANGGRAPH_AES_KEY: values under an older key " +
+      "(HANGAR_AES_PREVIOUS_KEYS) and values stored before encryption was on; safe while servers run",
+  )
+  .option(
+    "-c, --config <path>",
+    "path to langgraph.json (its env is read; the data directory is .hangar beside it)",
+    "./langgraph.json",
+  )
+  .option(
+    "--data-dir <dir>",
+    "the embedded data directory (default: .hangar beside the config); with DATABASE_URL, PostgreSQL",
+  )
+  .action(async (opts) => {
+    const { runReencrypt } = await import("./encryption.js");
+    process.exit(await runReencrypt(opts));
+  });
+
 // ---- moving in from another Agent Server
 
 /** Collects a repeatable option's values. */

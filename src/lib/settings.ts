@@ -186,6 +186,33 @@ const SERVER = {
     type: "positive number (seconds)",
     default: 3600,
   }),
+  aesKey: envVar("LANGGRAPH_AES_KEY", text, {
+    doc:
+      "as in the official server: the key of encryption at rest (16, 24 or 32 bytes: that many characters, or hex, " +
+      "or base64 as `openssl rand -base64 32` prints). Set, conversations are stored encrypted: checkpoints and " +
+      "pending writes, thread values and interrupts, run inputs, crons' runs, Redis event logs, checkpoint metadata " +
+      "but for its identifiers (docs/encryption.md)",
+    type: "key",
+    secret: true,
+  }),
+  aesJsonKeys: envVar("LANGGRAPH_AES_JSON_KEYS", list(","), {
+    doc:
+      "as in the official server: JSON keys also encrypted wherever they appear in the metadata, config and " +
+      "context of assistants, threads, runs and crons and in store values; they can no longer be filtered on " +
+      "(`langgraph_*` system keys are never encrypted)",
+    type: "comma-separated list",
+    default: [] as string[],
+    shownDefault: "",
+  }),
+  aesPreviousKeys: envVar("HANGAR_AES_PREVIOUS_KEYS", list(","), {
+    doc:
+      "older keys of encryption at rest, newest first: they still decrypt (key rotation); values read under one " +
+      "are encrypted again with `LANGGRAPH_AES_KEY`, and `hangar encryption reencrypt` does it for everything",
+    type: "comma-separated list of keys",
+    secret: true,
+    default: [] as string[],
+    shownDefault: "",
+  }),
   apiUrl: envVar("LANGGRAPH_API_URL", text, {
     doc: "as in the official server: this deployment's public URL, recorded as `langgraph_api_url` in each run's metadata",
     type: "URL",
@@ -335,6 +362,26 @@ const CONTROL_PLANE = {
     type: "comma-separated list",
     default: [] as string[],
     shownDefault: "",
+  }),
+  imageRegistry: envVar("HANGAR_CP_IMAGE_REGISTRY", text, {
+    doc:
+      "where the control plane pushes the images it builds for `github` and `internal_source` deployments assigned " +
+      "to a listener, as `<this>/<deployment id>:<revision id>`; unset: such deployments cannot be assigned to a " +
+      "listener (docs/listener.md)",
+    type: "registry host and repository prefix",
+  }),
+  imageBase: envVar("HANGAR_CP_IMAGE_BASE", text, {
+    doc:
+      "the image those images are assembled on (only files copied in): Node and Hangar, as `hangar build " +
+      "--base-only` makes it; required with `HANGAR_CP_IMAGE_REGISTRY`",
+    type: "image",
+  }),
+  imageDockerConfig: envVar("HANGAR_CP_IMAGE_DOCKER_CONFIG", text, {
+    doc:
+      "Docker's configuration directory (`docker --config`) whose `config.json` holds the registry's credentials " +
+      "(`auths`); its entry for the registry is given to listeners as the deployments' image pull secret",
+    type: "directory",
+    shownDefault: "Docker's (`~/.docker`)",
   }),
 };
 

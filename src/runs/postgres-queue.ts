@@ -14,6 +14,7 @@ import type {
   RunStore,
 } from "../storage/types.js";
 import type { ClaimedRun, Leftovers, RunQueue } from "./queue.js";
+import type { StorageCipher } from "../storage/encryption/index.js";
 
 export type { ClaimedRun } from "./queue.js";
 
@@ -40,14 +41,30 @@ export class PgRunQueue implements RunQueue {
   private runs: string;
   private threads: string;
 
-  /** @param store the PostgreSQL run store of the same schema (admission is one of its transactions) */
+  /**
+   * @param store the PostgreSQL run store of the same schema (admission is one of its transactions)
+   * @param cipher encryption at rest: the runs this queue reads itself have their input opened with it
+   */
   constructor(
     private pool: Pool,
     private schema: string,
     private store: RunStore,
+    private cipher: StorageCipher | null = null,
   ) {
     this.runs = `${ident(schema)}.runs`;
     this.threads = `${ident(schema)}.threads`;
+  }
+
+  /** A run as read from its row, its input opened (encryption at rest). */
+  private async claimed(r: Record<string, unknown>): Promise<ClaimedRun> {
+    const run = toClaimed(r);
+    if (!this.cipher) return run;
+    const where = { model: "run", field: "kwargs" } as const;
+    return {
+      ...run,
+      kwargs: await this.cipher.openValue(run.kwargs, where),
+      metadata: await this.cipher.open(run.metadata, { model: "run", field: "metadata" }),
+    };
   }
 
   /** Admission in one transaction holding the thread's row lock (see PostgresRuns.admit). */
@@ -96,7 +113,7 @@ export class PgRunQueue implements RunQueue {
       leaseMs,
       limit,
     ]);
-    return rows.map(toClaimed);
+    return Promise.all(rows.map((r) => this.claimed(r)));
   }
 
   /**
@@ -144,7 +161,10 @@ export class PgRunQueue implements RunQueue {
          lease_expires_at = NULL, updated_at = now()
        WHERE status = 'running' AND lease_expires_at < now() RETURNING run_id`,
     );
-    return { requeued: requeued.rows.map((r) => r.run_id), failed: failed.rows.map(toClaimed) };
+    return {
+      requeued: requeued.rows.map((r) => r.run_id),
+      failed: await Promise.all(failed.rows.map((r) => this.claimed(r))),
+    };
   }
 
   /** Gives runs this worker holds back to the queue (shutdown); they resume as their next attempt. */
@@ -193,13 +213,13 @@ export class PgRunQueue implements RunQueue {
       client.release(e as Error);
       throw e;
     }
-    if (pending.rows.length) return { was: "pending", run: toClaimed(pending.rows[0]) };
+    if (pending.rows.length) return { was: "pending", run: await this.claimed(pending.rows[0]) };
     const running = await this.pool.query(
       `UPDATE ${this.runs} SET cancel_action = COALESCE(cancel_action, $2)
        WHERE run_id = $1 AND status = 'running' RETURNING *`,
       [runId, action],
     );
-    if (running.rows.length) return { was: "running", run: toClaimed(running.rows[0]) };
+    if (running.rows.length) return { was: "running", run: await this.claimed(running.rows[0]) };
     return null;
   }
 

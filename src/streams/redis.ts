@@ -10,6 +10,7 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { toJson } from "../lib/serde.js";
+import type { KeyRing } from "../lib/crypto/aes.js";
 import type { Logger } from "../lib/logger.js";
 import { streamLimits } from "./limits.js";
 import {
@@ -87,6 +88,8 @@ export interface RedisBrokerOptions {
   /** Whether a run has ended (from the database): readers of a log whose end marker was lost stop. */
   runEnded: (runId: string) => Promise<boolean>;
   log: Logger;
+  /** Encryption at rest: events are stored sealed with its current key (null: in the clear). */
+  ring?: KeyRing | null;
 }
 
 /** A reader of one key: its cursor and the events fanned out to it. */
@@ -205,6 +208,8 @@ export class RedisBroker implements Broker {
    * script call (a run publishes each event to its own log and its thread's, and a streamed model many per turn).
    */
   private publishTo(key: string, event: string, data: string, ttlMs: number, maxLen: number): void {
+    const ring = this.opts.ring;
+    if (ring) data = ring.sealText(data);
     this.outbox.push({ key, hint: this.hint(), event, data, ttlMs, maxLen });
     if (this.outbox.length === 1) setImmediate(() => this.flushOutbox());
   }
@@ -270,6 +275,16 @@ export class RedisBroker implements Broker {
 
   dropThread(threadId: string): void {
     this.publishTo(this.key("thread", threadId), DROP_EVENT, "null", 5_000, 2_000);
+  }
+
+  /** An event's data as stored opened; one sealed with a key no longer configured reads as null (and is logged). */
+  private openEvent(ring: KeyRing, data: string): string {
+    try {
+      return ring.openText(data, "an event of a stream in Redis")?.plain ?? data;
+    } catch (e) {
+      this.opts.log.warn(`redis: ${(e as Error).message}`);
+      return "null";
+    }
   }
 
   /** Reads a run's log to its end marker and returns the result it carries (undefined if it was lost). */
@@ -425,8 +440,13 @@ export class RedisBroker implements Broker {
         this.blocked = false;
       }
       if (!reply) continue;
+      const ring = this.opts.ring;
       for (const [, entries] of reply) {
-        for (const [, fields] of entries) this.entryBytes = 0.9 * this.entryBytes + 0.1 * fields[3].length;
+        for (const [, fields] of entries) {
+          this.entryBytes = 0.9 * this.entryBytes + 0.1 * fields[3].length;
+          // Opened once for every reader of the entry.
+          if (ring) fields[3] = this.openEvent(ring, fields[3]);
+        }
       }
       for (const [key, entries] of reply) {
         for (const r of serving) {

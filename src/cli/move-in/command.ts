@@ -4,7 +4,7 @@
 import { copyAssistants } from "./assistants.js";
 import { copyCrons } from "./crons.js";
 import { summary, type Tally } from "./report.js";
-import { MoveInError, reason, sideOf, type Side } from "./sides.js";
+import { MoveInError, reason, request, sideOf, statusOf, stepFailure, type Side } from "./sides.js";
 import { copyStore } from "./store.js";
 import { copyThreads } from "./threads.js";
 
@@ -30,6 +30,16 @@ async function infoOf(side: Side): Promise<Record<string, unknown> | null> {
   }
   if (!res.ok) return null;
   return ((await res.json().catch(() => null)) as Record<string, unknown> | null) ?? null;
+}
+
+/** Refuses at once a side whose credentials the server does not take (rather than a failure per record). */
+async function checkAccess(side: Side): Promise<void> {
+  try {
+    await request(side, "POST", "/assistants/search", { limit: 1 });
+  } catch (e) {
+    const status = statusOf(e);
+    if (status === 401 || status === 403) throw stepFailure(side, "reading the assistants", e);
+  }
 }
 
 const describe = (info: Record<string, unknown> | null) =>
@@ -72,6 +82,7 @@ export async function runMigrate(opts: MigrateOptions): Promise<number> {
   let fatal: string | undefined;
   try {
     const [fromInfo, toInfo] = await Promise.all([infoOf(from), infoOf(to)]);
+    await Promise.all([checkAccess(from), checkAccess(to)]);
     const targetIsHangar = toInfo?.server === "hangar";
     process.stderr.write(
       `hangar migrate${dryRun ? " (dry run)" : ""}: from ${from.url} (${describe(fromInfo)}) to ${to.url} (${describe(toInfo)})\n`,

@@ -15,12 +15,15 @@ import { toPlain } from "../../lib/serde.js";
 import { InProcessRunner } from "../graph-runner.js";
 import type { ToHost, FromHost } from "./protocol.js";
 import { RemoteDatabase } from "./remote-sqlite.js";
+import { cipherOf, type EncryptionSpec } from "../../storage/encryption/index.js";
+import { EncryptedItemStore } from "../../storage/encryption/storage.js";
 
 export interface HostData {
   projectDir: string;
   graphs: GraphEntry[];
   store: StoreConfig | null | undefined;
   logLevel: string;
+  encryption: EncryptionSpec | null;
   backend:
     | { kind: "sqlite"; port: MessagePort; flag: SharedArrayBuffer }
     | { kind: "postgres"; url: string; schema: string; poolSize: number };
@@ -45,6 +48,7 @@ async function open(): Promise<{
   close: () => Promise<void>;
 }> {
   const index = await loadStoreIndex(data.projectDir, data.store);
+  const cipher = cipherOf(data.encryption);
   const b = data.backend;
   if (b.kind === "sqlite") {
     const { HangarSqliteSaver } = await import("../../storage/sqlite/checkpointer.js");
@@ -53,8 +57,9 @@ async function open(): Promise<{
     const remote = db as unknown as ConstructorParameters<typeof HangarSqliteSaver>[0];
     // Writes open the group commit on the API thread (which answers each write); the tracker is touched there too.
     const tracker = { touch: (threadId: string | undefined) => db.touch(threadId) };
-    const checkpointer = new HangarSqliteSaver(remote, () => {}, tracker as never);
-    const store = new SqliteStore(remote, () => {}, index, 0);
+    const checkpointer = new HangarSqliteSaver(remote, () => {}, tracker as never, cipher);
+    const plain = new SqliteStore(remote, () => {}, index, 0);
+    const store = cipher ? new EncryptedItemStore(plain, cipher) : plain;
     return { checkpointer, store, flush: () => db.flush(), close: async () => {} };
   }
   const { openPostgresGraphStorage } = await import("../../storage/postgres/index.js");
@@ -65,6 +70,7 @@ async function open(): Promise<{
     poolSize: b.poolSize,
     storeIndex: index,
     wrote: () => post({ t: "wrote" }),
+    cipher,
   });
 }
 

@@ -8,6 +8,7 @@ import { MessageChannel, Worker } from "node:worker_threads";
 import pino from "pino";
 import { isObject } from "../../lib/objects.js";
 import type Database from "better-sqlite3";
+import type { EncryptionSpec } from "../../storage/encryption/index.js";
 import type { Logger } from "../../lib/logger.js";
 import { RawJson } from "../../lib/serde.js";
 import type { GraphEntry } from "../../lib/settings/project.js";
@@ -42,6 +43,8 @@ export interface GraphThreadOptions {
   graphs: GraphEntry[];
   store: StoreConfig | null | undefined;
   backend: GraphThreadBackend;
+  /** Encryption at rest, as the server's storage applies it (each thread makes the same cipher). */
+  encryption?: EncryptionSpec | null;
   log: Logger;
   /** How long a cancelled run's thread has to stop it before the thread is ended. */
   cancelGraceMs: number;
@@ -87,6 +90,7 @@ class Host {
       store: opts.store,
       logLevel: opts.log.level,
       backend,
+      encryption: opts.encryption ?? null,
       ext: EXT,
     };
     this.worker = new Worker(new URL("./boot.mjs", import.meta.url), {

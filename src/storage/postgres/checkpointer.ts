@@ -16,6 +16,8 @@ import type pg from "pg";
 import { enrichMetadata } from "../checkpoint-metadata.js";
 import { withRetry } from "./db.js";
 import { ident } from "./migrate.js";
+import type { StorageCipher } from "../encryption/cipher.js";
+import { CheckpointCrypto } from "../encryption/checkpoints.js";
 
 /** First key of the advisory lock held while the checkpointer's tables are set up (second: the schema). */
 const LOCK_CLASS = 0x48434b50; // "HCKP"
@@ -24,13 +26,22 @@ export class HangarPostgresSaver extends PostgresSaver {
   /** The library's tables, schema-qualified. */
   private tables: { checkpoints: string; blobs: string; writes: string };
 
-  /** @param onWrite told after each committed write (they may commit asynchronously: see WalFlusher) */
+  private crypto: CheckpointCrypto | undefined;
+
+  /**
+   * @param onWrite told after each committed write (they may commit asynchronously: see WalFlusher)
+   * @param cipher encryption at rest of blobs, pending writes and the run's part of the metadata
+   */
   constructor(
     private db: pg.Pool,
     schema: string,
     private onWrite: () => void = () => {},
+    cipher?: StorageCipher | null,
+    onStaleThread?: (threadId: string) => void,
   ) {
-    super(db, undefined, { schema });
+    const crypto = cipher ? new CheckpointCrypto(cipher, onStaleThread) : undefined;
+    super(db, crypto?.serde, { schema });
+    this.crypto = crypto;
     const s = ident(schema);
     this.tables = {
       checkpoints: `${s}.checkpoints`,
@@ -84,19 +95,36 @@ export class HangarPostgresSaver extends PostgresSaver {
     return `${String(n + 1).padStart(32, "0")}.${random}` as unknown as number;
   }
 
+  /** Metadata as stored (jsonb, which the saver filters on): its plain keys, the rest sealed in one value. */
+  protected async _dumpMetadata(metadata: CheckpointMetadata): Promise<unknown> {
+    return super._dumpMetadata(this.crypto ? await this.crypto.sealMetadata(metadata) : metadata);
+  }
+
+  protected async _loadMetadata(metadata: Record<string, unknown>): Promise<unknown> {
+    if (!this.crypto) return super._loadMetadata(metadata);
+    return this.crypto.openMetadata(await super._loadMetadata(this.crypto.serde.passPlain(metadata)));
+  }
+
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
-    return withRetry(true, () => super.getTuple(config));
+    const tuple = await withRetry(true, () => super.getTuple(config));
+    this.crypto?.staleRead(config.configurable?.thread_id);
+    return tuple;
   }
 
   async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    this.crypto?.checkFilter(options?.filter);
     // The query runs on the first step; once tuples were yielded a failure is not retried.
     const it = await withRetry(true, async () => {
       const gen = super.list(config, options);
       return { gen, first: await gen.next() };
     });
     if (it.first.done) return;
+    this.crypto?.staleRead(it.first.value.config.configurable?.thread_id);
     yield it.first.value;
-    yield* it.gen;
+    for await (const tuple of it.gen) {
+      this.crypto?.staleRead(tuple.config.configurable?.thread_id);
+      yield tuple;
+    }
   }
 
   async put(

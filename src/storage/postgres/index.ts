@@ -1,6 +1,7 @@
 // The scale-out storage: PostgreSQL holding assistants, threads, runs, crons, the long-term store and
 // LangGraph checkpoints, in one schema (several servers with different schemas may share a database).
 import pg from "pg";
+import type { BaseStore } from "@langchain/langgraph-checkpoint";
 import { rootLogger } from "../../lib/logger.js";
 import type { StoreIndex } from "../store-index.js";
 import type { Storage } from "../types.js";
@@ -9,10 +10,14 @@ import { HangarPostgresSaver } from "./checkpointer.js";
 import { PostgresCrons } from "./crons.js";
 import { checkSchemaName, connectPool, Db, isUuid, prepareStatements } from "./db.js";
 import { WalFlusher } from "./flush.js";
-import { migratePostgres } from "./migrate.js";
+import { ident, migratePostgres } from "./migrate.js";
 import { PostgresRuns } from "./runs.js";
 import { PostgresStore } from "./store.js";
 import { PostgresThreads } from "./threads.js";
+import { checkKeys, type StorageCipher } from "../encryption/index.js";
+import { EncryptedItemStore, encryptedStorage } from "../encryption/storage.js";
+import { LazyResealer } from "../encryption/reseal.js";
+import { postgresRawColumns } from "./raw-columns.js";
 
 export interface PostgresStorageOptions {
   /** postgres://user:password@host:port/database (any option pg understands, e.g. ?sslmode=require). */
@@ -28,6 +33,8 @@ export interface PostgresStorageOptions {
   applicationName?: string;
   /** Told about connections that broke while idle in the pool (default: one line on stderr). */
   onError?: (err: Error) => void;
+  /** Encryption at rest (LANGGRAPH_AES_KEY); null or absent: off. */
+  cipher?: StorageCipher | null;
 }
 
 export interface PostgresStorage extends Storage {
@@ -62,6 +69,14 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
   try {
     await migratePostgres(pool, schema);
     await HangarPostgresSaver.setupSchema(pool, schema);
+    const keys = `${ident(schema)}.encryption_keys`;
+    const { rows } = await pool.query(`SELECT key_id FROM ${keys}`);
+    const record = checkKeys(
+      rows.map((r) => r.key_id as string),
+      opts.cipher ?? null,
+      `PostgreSQL schema ${schema}`,
+    );
+    if (record) await pool.query(`INSERT INTO ${keys} (key_id) VALUES ($1) ON CONFLICT DO NOTHING`, [record]);
   } catch (e) {
     await pool.end().catch(() => undefined);
     await checkpointPool.end().catch(() => undefined);
@@ -72,14 +87,29 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
   const store = new PostgresStore(db, opts.storeIndex);
   const flusher = new WalFlusher(pool);
   let closing: Promise<void> | undefined;
-  return {
+  const cipher = opts.cipher ?? null;
+  const lazy = cipher
+    ? new LazyResealer(postgresRawColumns(pool, schema), cipher, (e) =>
+        rootLogger().warn(`hangar: could not encrypt values again with the current key: ${e.message}`),
+      )
+    : undefined;
+  const storage: PostgresStorage = {
     pool,
     schema,
     assistants: new PostgresAssistants(db),
     threads: new PostgresThreads(db),
     runs: new PostgresRuns(db),
     crons: new PostgresCrons(db),
-    checkpointer: new HangarPostgresSaver(checkpointPool, schema, () => flusher.wrote()),
+    checkpointer: new HangarPostgresSaver(
+      checkpointPool,
+      schema,
+      () => flusher.wrote(),
+      cipher,
+      (threadId) => {
+        for (const t of ["checkpoints", "checkpoint_blobs", "checkpoint_writes"])
+          lazy?.request(t, "thread_id", threadId);
+      },
+    ),
     store,
     // Other statements commit synchronously; checkpoint writes wait here for one shared WAL flush.
     sync: () => flusher.sync(),
@@ -108,6 +138,7 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
       return closing;
     },
   };
+  return cipher ? encryptedStorage(storage, cipher, lazy) : storage;
 }
 
 /**
@@ -121,7 +152,8 @@ export async function openPostgresGraphStorage(opts: {
   poolSize: number;
   storeIndex?: StoreIndex;
   wrote: () => void;
-}): Promise<{ checkpointer: HangarPostgresSaver; store: PostgresStore; close: () => Promise<void> }> {
+  cipher?: StorageCipher | null;
+}): Promise<{ checkpointer: HangarPostgresSaver; store: BaseStore; close: () => Promise<void> }> {
   checkSchemaName(opts.schema);
   const config: pg.PoolConfig = {
     connectionString: opts.url,
@@ -139,8 +171,8 @@ export async function openPostgresGraphStorage(opts: {
   const store = new PostgresStore(new Db(pool, opts.schema), opts.storeIndex);
   store.stop();
   return {
-    checkpointer: new HangarPostgresSaver(checkpointPool, opts.schema, opts.wrote),
-    store,
+    checkpointer: new HangarPostgresSaver(checkpointPool, opts.schema, opts.wrote, opts.cipher),
+    store: opts.cipher ? new EncryptedItemStore(store, opts.cipher) : store,
     close: async () => {
       await pool.end();
       await checkpointPool.end();

@@ -1,20 +1,37 @@
 // LangGraph's SQLite checkpointer, with the run's identifiers recorded in each checkpoint's metadata.
 import type { RunnableConfig } from "@langchain/core/runnables";
-import type { Checkpoint, CheckpointMetadata, PendingWrite } from "@langchain/langgraph-checkpoint";
+import type {
+  Checkpoint,
+  CheckpointListOptions,
+  CheckpointMetadata,
+  CheckpointTuple,
+  PendingWrite,
+} from "@langchain/langgraph-checkpoint";
 import type Database from "better-sqlite3";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { enrichMetadata } from "../checkpoint-metadata.js";
 import type { WriteTracker } from "./write-tracker.js";
 import { statementCache } from "./rows.js";
+import type { StorageCipher } from "../encryption/cipher.js";
+import { CheckpointCrypto } from "../encryption/checkpoints.js";
 
-/** Writes join the group-commit transaction (`begin` is called before each one) and touch the tracker. */
+/**
+ * Writes join the group-commit transaction (`begin` is called before each one) and touch the tracker. With a
+ * cipher, what is stored is encrypted (see CheckpointCrypto).
+ */
 export class HangarSqliteSaver extends SqliteSaver {
+  private crypto: CheckpointCrypto | undefined;
+
   constructor(
     db: Database.Database,
     private begin: () => void,
     private tracker: WriteTracker,
+    cipher?: StorageCipher | null,
+    onStaleThread?: (threadId: string) => void,
   ) {
-    super(db);
+    const crypto = cipher ? new CheckpointCrypto(cipher, onStaleThread) : undefined;
+    super(db, crypto?.serde);
+    this.crypto = crypto;
     // LangGraph's saver prepares its statements on every call; give it the database with a statement cache (the
     // database's own methods otherwise, called on it).
     const prepare = statementCache(db);
@@ -28,7 +45,23 @@ export class HangarSqliteSaver extends SqliteSaver {
   ): Promise<RunnableConfig> {
     this.begin();
     this.tracker.touch(config.configurable?.thread_id);
-    return super.put(config, checkpoint, enrichMetadata(config, metadata));
+    const enriched = enrichMetadata(config, metadata);
+    if (!this.crypto) return super.put(config, checkpoint, enriched);
+    const sealed = await this.crypto.sealMetadata(enriched);
+    // Sealing awaited: the write joins the group commit open now.
+    this.begin();
+    return super.put(config, checkpoint, sealed);
+  }
+
+  async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
+    const tuple = await super.getTuple(config);
+    return this.crypto ? this.crypto.openTuple(tuple) : tuple;
+  }
+
+  async *list(config: RunnableConfig, options?: CheckpointListOptions): AsyncGenerator<CheckpointTuple> {
+    if (!this.crypto) return yield* super.list(config, options);
+    this.crypto.checkFilter(options?.filter);
+    for await (const tuple of super.list(config, options)) yield (await this.crypto.openTuple(tuple))!;
   }
 
   async putWrites(config: RunnableConfig, writes: PendingWrite[], taskId: string): Promise<void> {
