@@ -5,7 +5,14 @@
 // the target, a second run copies nothing, and after the source grew a third copies only the new checkpoints.
 import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { copiedCounts, expectSameData, expectSameHistory, historyOf, migrate } from "../helpers/migrate.ts";
+import {
+  NOTHING_COPIED,
+  copiedCounts,
+  expectSameData,
+  expectSameHistory,
+  historyOf,
+  migrate,
+} from "../helpers/migrate.ts";
 import { startOfficialDev, type OfficialDev } from "../helpers/official-dev.ts";
 import { peerClient } from "../helpers/official-peer.ts";
 import { useHangar } from "../helpers/server.ts";
@@ -112,14 +119,7 @@ describe("hangar migrate from the official dev server", () => {
   it("a second run copies nothing", async () => {
     const run = await migrate(official.url, hangar.server.url);
     expect(run.code, run.stderr).toBe(0);
-    expect(copiedCounts(run)).toEqual({
-      assistants: 0,
-      versions: 0,
-      threads: 0,
-      checkpoints: 0,
-      crons: 0,
-      store_items: 0,
-    });
+    expect(copiedCounts(run)).toEqual(NOTHING_COPIED);
   });
 
   it("after the source grew, a third run copies only the new checkpoints", async () => {

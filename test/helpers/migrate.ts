@@ -44,6 +44,16 @@ export function migrate(
   });
 }
 
+/** The counts of a run that copied nothing. */
+export const NOTHING_COPIED = {
+  assistants: 0,
+  versions: 0,
+  threads: 0,
+  checkpoints: 0,
+  crons: 0,
+  store_items: 0,
+};
+
 /** Counts of a run's summary, to compare runs at a glance. */
 export function copiedCounts(run: MigrateRun): Record<string, number> {
   const j = run.json;

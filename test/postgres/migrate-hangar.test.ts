@@ -7,7 +7,14 @@ import type { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { createLogger } from "../../src/lib/logger.ts";
 import { startServer, type RunningServer } from "../../src/server.ts";
-import { copiedCounts, expectSameData, expectSameHistory, historyOf, migrate } from "../helpers/migrate.ts";
+import {
+  NOTHING_COPIED,
+  copiedCounts,
+  expectSameData,
+  expectSameHistory,
+  historyOf,
+  migrate,
+} from "../helpers/migrate.ts";
 import { BACKEND, cleanupDir, EXAMPLE_CONFIG, noRetryClient, tempDir, useHangar } from "../helpers/server.ts";
 
 const target = useHangar();
@@ -100,20 +107,13 @@ describe("hangar migrate from Hangar embedded to Hangar on PostgreSQL", () => {
   it("a second run copies nothing; after the source grew, a third copies only the new checkpoints", async () => {
     const again = await migrate(embedded.url, target.server.url);
     expect(again.code, again.stderr).toBe(0);
-    expect(copiedCounts(again)).toEqual({
-      assistants: 0,
-      versions: 0,
-      threads: 0,
-      checkpoints: 0,
-      crons: 0,
-      store_items: 0,
-    });
+    expect(copiedCounts(again)).toEqual(NOTHING_COPIED);
     const before = (await historyOf(src, made.chat)).length;
     await src.runs.wait(made.chat, "chat", { input: { messages: [{ role: "user", content: "more" }] } });
     const grown = (await historyOf(src, made.chat)).length - before;
     const third = await migrate(embedded.url, target.server.url);
     expect(third.code, third.stderr).toBe(0);
-    expect(copiedCounts(third)).toEqual({ ...copiedCounts(again), checkpoints: grown });
+    expect(copiedCounts(third)).toEqual({ ...NOTHING_COPIED, checkpoints: grown });
     await expectSameHistory(src, target.client, made.chat);
   });
 });
