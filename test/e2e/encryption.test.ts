@@ -61,25 +61,7 @@ async function storedText(dataDir: string): Promise<string> {
       .join("\n");
   }
   const target = clusterTargetFor(dataDir);
-  const parts: string[] = [];
-  const db = testPg(target.databaseUrl);
-  await db.connect();
-  try {
-    const { rows: tables } = await db.query(
-      "SELECT table_name FROM information_schema.tables WHERE table_schema = $1",
-      [target.schema],
-    );
-    for (const { table_name } of tables) {
-      const { rows } = await db.query(`SELECT * FROM ${ident(target.schema)}.${ident(table_name)}`);
-      for (const row of rows) {
-        for (const v of Object.values(row)) {
-          parts.push(Buffer.isBuffer(v) ? v.toString("latin1") : JSON.stringify(v));
-        }
-      }
-    }
-  } finally {
-    await db.end();
-  }
+  const parts: string[] = [await tablesText(dataDir)];
   const redis = testRedis(target.redisUrl);
   await redis.connect();
   try {
