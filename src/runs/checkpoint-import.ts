@@ -154,9 +154,22 @@ export class CheckpointImporter {
         }
         seen.add(id);
       }
-      if (result.imported.length) await this.threadState.refresh(threadId, graph);
+      if (result.imported.length)
+        await this.threadState.refresh(threadId, graph, await this.endedIn(threadId, order));
       return result;
     });
+  }
+
+  /**
+   * "error" when the thread's latest checkpoint is one of `states` and a task of it failed (none interrupted), as
+   * the thread's status was where it comes from; undefined otherwise (the status follows from `next`).
+   */
+  private async endedIn(threadId: string, states: ImportedState[]): Promise<"error" | undefined> {
+    const latest = (await this.saver.getTuple(configOf(threadId)))?.checkpoint.id;
+    const s = states.find((x) => x.checkpoint.checkpoint_id === latest);
+    const tasks = s?.tasks ?? [];
+    const failed = tasks.some((t) => (t as { error?: unknown }).error != null);
+    return failed && !tasks.some((t) => t.interrupts?.length) ? "error" : undefined;
   }
 
   /** Refuses a state the graph cannot take, naming the field, before anything is written. */
