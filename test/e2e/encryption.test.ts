@@ -72,7 +72,7 @@ async function storedText(dataDir: string): Promise<string> {
       else if (type === "string") parts.push((await redis.get(key)) ?? "");
       else if (type === "hash") parts.push(JSON.stringify(await redis.hgetall(key)));
       else if (type === "list") parts.push(JSON.stringify(await redis.lrange(key, 0, -1)));
-      else if (type === "zset") parts.push(JSON.stringify(await redis.zrange(key, 0, -1)));
+      else if (type === "zset") parts.push(JSON.stringify(await redis.zrange(key, "0", "-1")));
     }
   } finally {
     redis.disconnect();
@@ -128,7 +128,7 @@ async function expectReadable(client: Client, threadId: string, s: typeof SECRET
   expect(runs[0]!.metadata).toMatchObject({ secret_note: s.runMeta });
   const item = await client.store.getItem(["notes"], "n1");
   expect(item?.value).toEqual({ secret_note: s.store, n: 1 });
-  const crons = await client.crons.search({ thread_id: threadId });
+  const crons = await client.crons.search({ threadId });
   expect(JSON.stringify(crons[0]!.payload)).toContain(s.cron);
 }
 
