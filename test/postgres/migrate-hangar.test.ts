@@ -98,9 +98,14 @@ describe("hangar migrate from Hangar embedded to Hangar on PostgreSQL", () => {
     expect(await cronsOf(target.client)).toEqual(await cronsOf(src));
   });
 
-  it("the interrupted thread resumes on the target", async () => {
+  it("the interrupted thread resumes on the target, by its interrupt's id", async () => {
     expect((await target.client.threads.get(made.approval)).status).toBe("interrupted");
-    const values = await target.client.runs.wait(made.approval, "approval", { command: { resume: "no" } });
+    // By the interrupt's id, which is the source's: LangGraph derives the same task, and the same id, here.
+    const [task] = (await target.client.threads.getState(made.approval)).tasks;
+    const [source] = (await src.threads.getState(made.approval)).tasks;
+    expect(task.interrupts).toEqual(source.interrupts);
+    const resume = { [task.interrupts[0].id!]: "no" };
+    const values = await target.client.runs.wait(made.approval, "approval", { command: { resume } });
     expect(values).toMatchObject({ draft: "Proposal: a bike", decision: "no" });
   });
 
