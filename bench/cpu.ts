@@ -87,7 +87,15 @@ import {
 
 /** Every target of this bench, in report order, and the default selection. */
 type CpuTarget = TargetName | "inprocess";
-const CPU_TARGETS: readonly CpuTarget[] = ["hangar", "pg1", "pg2", "peer", "inprocess"];
+const CPU_TARGETS: readonly CpuTarget[] = [
+  "hangar",
+  "hangar-aes",
+  "pg1",
+  "pg1-aes",
+  "pg2",
+  "peer",
+  "inprocess",
+];
 const DEFAULT_TARGETS: CpuTarget[] = ["hangar", "pg1", "peer", "inprocess"];
 
 const DEFAULT_N = 1000;

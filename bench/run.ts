@@ -99,6 +99,8 @@ const PROFILES: Record<"full" | "quick", Profile> = {
       peer: FULL_BATCH,
       pg1: FULL_BATCH,
       pg2: FULL_BATCH,
+      "hangar-aes": FULL_BATCH,
+      "pg1-aes": FULL_BATCH,
     },
   },
   quick: {
@@ -115,6 +117,8 @@ const PROFILES: Record<"full" | "quick", Profile> = {
       peer: QUICK_BATCH,
       pg1: QUICK_BATCH,
       pg2: QUICK_BATCH,
+      "hangar-aes": QUICK_BATCH,
+      "pg1-aes": QUICK_BATCH,
     },
   },
 };

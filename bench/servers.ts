@@ -40,10 +40,12 @@ export const RESULTS_DIR = join(ROOT, "bench/results");
 export const EXAMPLES_DIR = join(ROOT, "examples");
 
 /** Every bench target, in report order. */
-export const TARGETS = ["hangar", "peer", "pg1", "pg2"] as const;
+export const TARGETS = ["hangar", "peer", "pg1", "pg2", "hangar-aes", "pg1-aes"] as const;
 export type TargetName = (typeof TARGETS)[number];
 /** The scale-out targets and their worker process count (each beside one `--mode api` process). */
-export const PG_WORKERS = { pg1: 1, pg2: 2 } as const;
+export const PG_WORKERS = { pg1: 1, pg2: 2, "pg1-aes": 1 } as const;
+/** The `-aes` targets: the same servers with encryption at rest on (docs/encryption.md). */
+export const AES_ENV = { LANGGRAPH_AES_KEY: Buffer.alloc(32, 1).toString("base64") };
 export type PgTarget = keyof typeof PG_WORKERS;
 export const isPgTarget = (t: string): t is PgTarget => t in PG_WORKERS;
 
@@ -289,6 +291,7 @@ export async function startHangar(
 /** Starts a target's server(s) for one scenario. */
 export function startTargetServer(name: TargetName, stamp: string): Promise<BenchServer> {
   if (name === "hangar") return startHangar(stamp);
+  if (name === "hangar-aes") return startHangar(stamp, { env: AES_ENV });
   if (name === "peer") return startPeer(stamp);
   return startCluster(name, stamp);
 }
@@ -451,6 +454,7 @@ export async function startCluster(name: PgTarget, stamp: string): Promise<Bench
     REDIS_URL,
     HANGAR_DATABASE_SCHEMA: schema,
     HANGAR_REDIS_PREFIX: deployment.redisPrefix,
+    ...(name.endsWith("-aes") ? AES_ENV : {}),
   };
   delete env.PORT;
   const roles = ["api", ...Array.from({ length: PG_WORKERS[name] }, (_, i) => `worker${i + 1}`)];
