@@ -28,7 +28,7 @@ export async function copyAssistants(from: Side, to: Side, dryRun: boolean): Pro
   const list = await listing(from, "the assistants", (limit, offset) =>
     from.client.assistants.search({ limit, offset, sortBy: "created_at", sortOrder: "asc" }),
   );
-  const t = tally("assistants", "versions");
+  const t = tally("assistants", dryRun, "versions");
   return copyEach(
     t,
     list,

@@ -90,7 +90,7 @@ function bodyOf(c: Cron): Record<string, unknown> {
 }
 
 export async function copyCrons(from: Side, to: Side, dryRun: boolean): Promise<Tally> {
-  const t = tally("crons");
+  const t = tally("crons", dryRun);
   let list: Cron[];
   try {
     list = await listCrons(from);

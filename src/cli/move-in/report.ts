@@ -17,10 +17,13 @@ export interface Tally {
   failures: string[];
   /** What was left out on purpose, or may differ. */
   notes: string[];
+  /** A dry run: the counts are of what would be copied. */
+  dryRun: boolean;
 }
 
-export const tally = (kind: Tally["kind"], partName?: string): Tally => ({
+export const tally = (kind: Tally["kind"], dryRun: boolean, partName?: string): Tally => ({
   kind,
+  dryRun,
   source: 0,
   copied: 0,
   present: 0,
@@ -53,10 +56,11 @@ export class Progress {
   }
 
   private counts(): string {
+    const verb = this.t.dryRun ? "to copy" : "copied";
     const p = this.t.parts;
-    const parts = p ? `, ${p.name} ${p.copied} copied` : "";
+    const parts = p ? `, ${p.name} ${p.copied} ${verb}` : "";
     const failed = this.t.failures.length ? `, ${this.t.failures.length} failed` : "";
-    return `${this.t.copied} copied, ${this.t.present} already there${parts}${failed}`;
+    return `${this.t.copied} ${verb}, ${this.t.present} already there${parts}${failed}`;
   }
 
   private draw(): void {

@@ -31,7 +31,7 @@ export async function copyStore(from: Side, to: Side, dryRun: boolean): Promise<
       canonical(i.value),
     ]),
   );
-  const t = tally("store items");
+  const t = tally("store items", dryRun);
   return copyEach(
     t,
     items,

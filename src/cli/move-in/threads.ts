@@ -80,7 +80,7 @@ export async function copyThreads(
   const list = await listing(from, "the threads", (limit, offset) =>
     from.client.threads.search({ limit, offset, sortBy: "created_at", sortOrder: "asc" }),
   );
-  const t = tally("threads", "checkpoints");
+  const t = tally("threads", opts.dryRun, "checkpoints");
   return copyEach(
     t,
     list,
