@@ -160,6 +160,10 @@ describe(`encryption at rest (${BACKEND})`, () => {
       expect(res.status).toBeLessThan(500);
       expect(await res.text()).toMatch(/encrypt/);
     }
+    // The thread's storage figures are still measured (its checkpoints are sealed blobs).
+    const stats = await fetch(`${server.url}/threads/${threadId}/storage`);
+    expect(stats.status).toBe(200);
+    expect(((await stats.json()) as { checkpoints: { count: number } }).checkpoints.count).toBeGreaterThan(0);
     // A plain key still filters.
     const found = await client.threads.search({ metadata: { kind: "plain-kind" } });
     expect(found.map((t) => t.thread_id)).toContain(threadId);
