@@ -5,13 +5,41 @@
 // each, no stack trace, a non-zero exit.
 import { Client } from "@langchain/langgraph-sdk";
 import { describe, expect, it } from "vitest";
-import { expectSameHistory, historyOf, migrate } from "../helpers/migrate.ts";
-import { ROOT, useHangar } from "../helpers/server.ts";
+import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
+import { ident, testPg } from "../helpers/backend.ts";
+import { expectSameHistory, historyOf, migrate } from "../helpers/migrate.ts";
+import { BACKEND, clusterOf, ROOT, useHangar, type HangarProcess } from "../helpers/server.ts";
 
 const CONFIG = join(ROOT, "test/fixtures/auth-project/langgraph.json");
 const source = useHangar({ config: CONFIG });
 const target = useHangar({ config: CONFIG });
+// Encryption at rest on (docs/encryption.md): imported checkpoints are written through the same checkpointer.
+const encrypted = useHangar({ config: CONFIG, env: { LANGGRAPH_AES_KEY: "0123456789abcdef".repeat(4) } });
+
+/** The server's stored checkpoints as text: its SQLite files, or its PostgreSQL checkpoint tables. */
+async function storedCheckpoints(server: HangarProcess): Promise<string> {
+  if (BACKEND === "embedded") {
+    return readdirSync(server.dataDir)
+      .filter((f) => f.startsWith("hangar.sqlite"))
+      .map((f) => readFileSync(join(server.dataDir, f)).toString("latin1"))
+      .join("\n");
+  }
+  const { schema, databaseUrl } = clusterOf(server);
+  const db = testPg(databaseUrl);
+  await db.connect();
+  try {
+    const texts = await Promise.all(
+      ["checkpoints", "checkpoint_blobs", "checkpoint_writes"].map(async (table) => {
+        const { rows } = await db.query(`SELECT t::text AS row FROM ${ident(schema)}.${ident(table)} t`);
+        return rows.map((r: { row: string }) => r.row).join("\n");
+      }),
+    );
+    return texts.join("\n");
+  } finally {
+    await db.end();
+  }
+}
 
 const bearer = (user: string) => ({ authorization: `Bearer token-${user}` });
 const as = (url: string, user: string) =>
@@ -101,6 +129,26 @@ describe("the import route", () => {
       skipped: history.map((s) => s.checkpoint.checkpoint_id).sort(),
     });
     expect((await historyOf(alice, t.thread_id)).map((s) => s.values)).toEqual(history.map((s) => s.values));
+  });
+
+  it("writes through the storage's checkpointer: with encryption at rest, imported checkpoints are encrypted", async () => {
+    const alice = as(source.server.url, "alice");
+    const t = await alice.threads.create();
+    const secret = "the-vault-code-is-4711";
+    await alice.runs.wait(t.thread_id, "chat", { input: { messages: [{ role: "user", content: secret }] } });
+    const history = await historyOf(alice, t.thread_id);
+    const there = as(encrypted.server.url, "alice");
+    await there.threads.create({ threadId: t.thread_id, graphId: "chat" });
+    const res = await fetch(`${encrypted.server.url}/threads/${t.thread_id}/history/import`, {
+      method: "POST",
+      headers: { "content-type": "application/json", ...bearer("alice") },
+      body: JSON.stringify({ checkpoints: history }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    await expectSameHistory(alice, there, t.thread_id);
+    const stored = await storedCheckpoints(encrypted.server);
+    expect(stored).toContain(t.thread_id); // what is read is where the checkpoints are
+    expect(stored).not.toContain(secret);
   });
 });
 
