@@ -18,7 +18,7 @@ import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
 import type { GraphRunner } from "./runs/graph-runner.js";
 import { GraphThreadPool, type GraphThreadBackend } from "./runs/graph-threads/pool.js";
-import { cipherOf, type EncryptionSpec, type StorageCipher } from "./storage/encryption/index.js";
+import { loadCipher, type EncryptionSpec, type StorageCipher } from "./storage/encryption/index.js";
 import { RunEngine } from "./runs/engine.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
@@ -271,8 +271,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     aesKey: env.server.aesKey,
     jsonKeys: env.server.aesJsonKeys,
     previousKeys: env.server.aesPreviousKeys,
+    customPath: project.raw.encryption?.path,
+    projectDir: project.projectDir,
   };
-  const cipher = cipherOf(encryption);
+  const cipher = await loadCipher(encryption).catch((e: Error) => {
+    throw e instanceof StartupError ? e : new StartupError(e.message);
+  });
   // Graph threads (HANGAR_GRAPH_THREADS), started once the backend is open; none: runs execute on this thread.
   const runnerFor: RunnerFor = async (access) => {
     const threads = env.server.graphThreads;
@@ -330,6 +334,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
             webhooks,
             version: VERSION,
             console: consoleOn,
+            encryptionScoped: Boolean(encryption.customPath),
           },
           log,
         )

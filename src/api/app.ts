@@ -11,6 +11,7 @@ import {
 } from "fastify-type-provider-zod";
 import { RawJson } from "../runs/json-cache.js";
 import { toJson } from "../lib/serde.js";
+import { enterEncryptionUser } from "../lib/encryption-context.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";
 import { frameworkErrorHandler, inputError, installErrorHandler, notFoundRoute } from "./errors.js";
@@ -117,6 +118,15 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     if (nsField && source) source[nsField] = value.namespace;
     if (event === "crons:create" && source && value.metadata !== undefined) source.metadata = value.metadata;
   });
+
+  // Custom encryption at rest: what the handler writes is encrypted for the request's user. Entered in a hook that
+  // ends synchronously, so the route's handler (and what it starts) runs in that scope.
+  if (ctx.encryptionScoped) {
+    app.addHook("preHandler", (req, _reply, done) => {
+      enterEncryptionUser(req.user);
+      done();
+    });
+  }
 
   // Nothing is acknowledged or shown before it is durable: every response waits until what was written so
   // far is committed and fsynced (a read may otherwise show a running run's checkpoint that a crash in the

@@ -31,6 +31,8 @@ export interface ApiContext {
   version: string;
   /** Serve the web console at /console. */
   console?: boolean;
+  /** Custom encryption at rest is on: requests run in the scope of their user (lib/encryption-context.ts). */
+  encryptionScoped?: boolean;
 }
 
 /** Keeps only the requested fields of a record (the `select` of search endpoints). */

@@ -9,7 +9,7 @@ import { openPostgresStorage } from "../storage/postgres/index.js";
 import type { StorageCipher } from "../storage/encryption/index.js";
 import { MigrationError } from "../storage/postgres/migrate.js";
 import type { StoreIndex } from "../storage/store-index.js";
-import { RedisBroker } from "../streams/redis.js";
+import { RedisBroker, type EventSealer } from "../streams/redis.js";
 import type { Backend } from "./types.js";
 
 export interface ScaleOutOptions {
@@ -67,6 +67,26 @@ export function redactUrl(url: string): string {
   }
 }
 
+/** How Redis event logs are sealed: with the key ring at once, or through a project's (asynchronous) handlers. */
+function eventSealer(cipher: StorageCipher): EventSealer {
+  const ring = cipher.ring;
+  if (ring) {
+    return {
+      seal: (data) => ring.sealText(data),
+      open: (data) => ring.openText(data, "an event of a stream in Redis")?.plain ?? data,
+    };
+  }
+  const where = { model: "run", field: "event" } as const;
+  return {
+    seal: async (data) =>
+      Buffer.from(await cipher.sealBytes(Buffer.from(data, "utf8"), where)).toString("latin1"),
+    open: async (data) => {
+      const opened = await cipher.openBytes(data, where);
+      return typeof opened === "string" ? opened : Buffer.from(opened).toString("utf8");
+    },
+  };
+}
+
 export async function openScaleOutBackend(opts: ScaleOutOptions): Promise<Backend> {
   const { log } = opts;
   const storage = await connectWithBackoff("PostgreSQL", opts.connectTimeoutMs, log, () =>
@@ -89,7 +109,7 @@ export async function openScaleOutBackend(opts: ScaleOutOptions): Promise<Backen
     url: opts.redisUrl,
     prefix: opts.redisPrefix,
     resumableTtlMs: opts.resumableTtlMs,
-    ring: opts.cipher?.ring ?? null,
+    sealer: opts.cipher ? eventSealer(opts.cipher) : null,
     runEnded: (id) => queue.ended(id),
     log,
   });

@@ -1,5 +1,7 @@
 // The cron scheduler: finds due crons, claims each due date once (compare-and-set in storage), and creates
 // the run: on the cron's thread, or on a new thread per execution (deleted after the run unless "keep").
+import { withEncryptionUser } from "../lib/encryption-context.js";
+import { runOwner } from "./kwargs.js";
 import { CronExpressionParser } from "cron-parser";
 import { invalidInput } from "../lib/errors.js";
 import { RunCreateStateful } from "./schemas.js";
@@ -81,8 +83,15 @@ export class CronScheduler {
     }
   }
 
-  /** Starts the run of one scheduled date; its metadata names the cron and the date. */
-  private async fire(cron: Cron, scheduledAt: string): Promise<void> {
+  /**
+   * Starts the run of one scheduled date; its metadata names the cron and the date. What it writes is encrypted
+   * for the cron's owner (custom encryption's context), as the request that made the cron was.
+   */
+  private fire(cron: Cron, scheduledAt: string): Promise<void> {
+    return withEncryptionUser(runOwner(cron.payload), () => this.fireAs(cron, scheduledAt));
+  }
+
+  private async fireAs(cron: Cron, scheduledAt: string): Promise<void> {
     try {
       const body = RunCreateStateful.parse({
         ...cron.payload,

@@ -1,6 +1,8 @@
 // Executing one run, as the worker (src/runs/worker.ts) does it whatever the backend: marks the thread busy,
 // streams the graph's events to the run's log and its thread's log, applies a cancellation (interrupt or
 // rollback), and records the thread's final state and the run's status.
+import { withEncryptionUser } from "../lib/encryption-context.js";
+import { runOwner } from "./kwargs.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Logger } from "../lib/logger.js";
 import type { Assistant, Json, Run, Storage, ThreadStateUpdate, ThreadStatus } from "../storage/types.js";
@@ -118,7 +120,12 @@ export interface ExecJob {
   stopping: () => boolean;
 }
 
-export async function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult> {
+/** Executes a run: what it writes is encrypted for its owner (custom encryption's context). */
+export function executeJob(deps: RunDeps, job: ExecJob): Promise<RunResult> {
+  return withEncryptionUser(runOwner(job.kwargs), () => execute(deps, job));
+}
+
+async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
   const { storage, graphs, broker } = deps;
   const { run, assistant, kwargs, channel } = job;
   const threadId = run.thread_id;

@@ -128,3 +128,9 @@ export const streamsValues = (kwargs: unknown): boolean => {
 /** A run's durability: the one it recorded, else the default (records leave the default out). */
 export const durabilityOf = (kwargs: RunKwargs): "sync" | "async" | "exit" =>
   kwargs.durability ?? DEFAULT_DURABILITY;
+
+/** The user a run acts for (its langgraph_auth_user, set from the request that made it); null without custom auth. */
+export function runOwner(kwargs: { config?: unknown } | undefined): unknown {
+  const config = kwargs?.config as { configurable?: Record<string, unknown> } | undefined;
+  return config?.configurable?.langgraph_auth_user ?? null;
+}

@@ -10,7 +10,6 @@
 import { randomUUID } from "node:crypto";
 import { Redis } from "ioredis";
 import { toJson } from "../lib/serde.js";
-import type { KeyRing } from "../lib/crypto/aes.js";
 import type { Logger } from "../lib/logger.js";
 import { streamLimits } from "./limits.js";
 import {
@@ -68,7 +67,8 @@ interface Outgoing {
   key: string;
   hint: string;
   event: string;
-  data: string;
+  /** A promise while custom encryption handlers seal it. */
+  data: string | Promise<string>;
   ttlMs: number;
   maxLen: number;
 }
@@ -88,8 +88,15 @@ export interface RedisBrokerOptions {
   /** Whether a run has ended (from the database): readers of a log whose end marker was lost stop. */
   runEnded: (runId: string) => Promise<boolean>;
   log: Logger;
-  /** Encryption at rest: events are stored sealed with its current key (null: in the clear). */
-  ring?: KeyRing | null;
+  /** Encryption at rest: events are stored sealed by it (absent: in the clear). */
+  sealer?: EventSealer | null;
+}
+
+/** Encryption at rest of events: synchronous (a key ring), or asynchronous (a project's handlers). */
+export interface EventSealer {
+  seal(data: string): string | Promise<string>;
+  /** Data as stored opened; throws when it cannot be (a key no longer configured). */
+  open(data: string): string | Promise<string>;
 }
 
 /** A reader of one key: its cursor and the events fanned out to it. */
@@ -208,16 +215,36 @@ export class RedisBroker implements Broker {
    * script call (a run publishes each event to its own log and its thread's, and a streamed model many per turn).
    */
   private publishTo(key: string, event: string, data: string, ttlMs: number, maxLen: number): void {
-    const ring = this.opts.ring;
-    if (ring) data = ring.sealText(data);
-    this.outbox.push({ key, hint: this.hint(), event, data, ttlMs, maxLen });
+    // Sealed now, in the publisher's context (custom handlers see whom the data is written for).
+    const sealed = this.opts.sealer ? this.opts.sealer.seal(data) : data;
+    this.outbox.push({ key, hint: this.hint(), event, data: sealed, ttlMs, maxLen });
     if (this.outbox.length === 1) setImmediate(() => this.flushOutbox());
   }
 
-  /** Sends the queued events (also at close, so none is lost). */
+  /** Batches still being sealed by custom handlers, sent in order. */
+  private sending: Promise<void> | undefined;
+
+  /** Sends the queued events (also at close, so none is lost), in order. */
   private flushOutbox(): void {
     const queued = this.outbox;
     this.outbox = [];
+    if (!queued.length) return;
+    if (!this.sending && queued.every((e) => typeof e.data === "string")) return this.send(queued);
+    const run = (this.sending ?? Promise.resolve())
+      .then(async () => {
+        for (const e of queued) e.data = await e.data;
+        this.send(queued);
+      })
+      .catch((e: Error) =>
+        this.opts.log.warn(`redis: could not seal ${queued.length} event(s): ${e.message}`),
+      );
+    this.sending = run;
+    void run.then(() => {
+      if (this.sending === run) this.sending = undefined;
+    });
+  }
+
+  private send(queued: Outgoing[]): void {
     for (let i = 0; i < queued.length; i += PUBLISH_BATCH) {
       const batch = queued.slice(i, i + PUBLISH_BATCH);
       const keys = [this.publisherKey, ...new Set(batch.map((e) => e.key))];
@@ -225,7 +252,7 @@ export class RedisBroker implements Broker {
         String(keys.indexOf(e.key) + 1),
         e.hint,
         e.event,
-        e.data,
+        e.data as string,
         String(e.ttlMs),
         String(e.maxLen),
       ]);
@@ -278,12 +305,16 @@ export class RedisBroker implements Broker {
   }
 
   /** An event's data as stored opened; one sealed with a key no longer configured reads as null (and is logged). */
-  private openEvent(ring: KeyRing, data: string): string {
-    try {
-      return ring.openText(data, "an event of a stream in Redis")?.plain ?? data;
-    } catch (e) {
-      this.opts.log.warn(`redis: ${(e as Error).message}`);
+  private openEvent(sealer: EventSealer, data: string): string | Promise<string> {
+    const failed = (e: unknown) => {
+      this.opts.log.warn(`redis: an event of a stream cannot be decrypted: ${(e as Error).message}`);
       return "null";
+    };
+    try {
+      const opened = sealer.open(data);
+      return typeof opened === "string" ? opened : opened.catch(failed);
+    } catch (e) {
+      return failed(e);
     }
   }
 
@@ -440,12 +471,15 @@ export class RedisBroker implements Broker {
         this.blocked = false;
       }
       if (!reply) continue;
-      const ring = this.opts.ring;
+      const sealer = this.opts.sealer;
       for (const [, entries] of reply) {
         for (const [, fields] of entries) {
           this.entryBytes = 0.9 * this.entryBytes + 0.1 * fields[3].length;
           // Opened once for every reader of the entry.
-          if (ring) fields[3] = this.openEvent(ring, fields[3]);
+          if (sealer) {
+            const opened = this.openEvent(sealer, fields[3]);
+            fields[3] = typeof opened === "string" ? opened : await opened;
+          }
         }
       }
       for (const [key, entries] of reply) {
@@ -468,6 +502,7 @@ export class RedisBroker implements Broker {
 
   async close(): Promise<void> {
     this.flushOutbox();
+    await this.sending;
     this.closed = true;
     this.interrupt();
     for (const r of this.readers) r.wake?.();

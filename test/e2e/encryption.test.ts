@@ -7,11 +7,12 @@ import { readdirSync, readFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { createHash } from "node:crypto";
-import type { Client } from "@langchain/langgraph-sdk";
+import { Client } from "@langchain/langgraph-sdk";
 import {
   BACKEND,
   cleanupDir,
   noRetryClient,
+  ROOT,
   runHangar,
   startHangar,
   tempDir,
@@ -257,6 +258,65 @@ describe(`encryption at rest (${BACKEND})`, () => {
     await server.stop();
   });
 
+  it("custom encryption: each user's data is encrypted with that user's key, through the project's handlers", async () => {
+    const dataDir = newDataDir();
+    const config = join(ROOT, "test/fixtures/encryption-project/langgraph.json");
+    let server = await startHangar({ config, dataDir });
+    const as = (token: string) =>
+      new Client({
+        apiUrl: server.url,
+        defaultHeaders: { authorization: `Bearer ${token}` },
+        callerOptions: { maxRetries: 0 },
+      });
+    const tenants = {
+      alice: { client: as("token-alice"), message: "ALICE-MESSAGE-5e1f", note: "ALICE-NOTE-88a0" },
+      bob: { client: as("token-bob"), message: "BOB-MESSAGE-c4d2", note: "BOB-NOTE-1b9e" },
+    };
+    const threads: Record<string, string> = {};
+    for (const [name, t] of Object.entries(tenants)) {
+      const thread = await t.client.threads.create({ metadata: { secret_note: t.note } });
+      threads[name] = thread.thread_id;
+      await t.client.runs.wait(thread.thread_id, "chat", {
+        input: { messages: [{ role: "user", content: t.message }] },
+      });
+      const read = await t.client.threads.get(thread.thread_id);
+      expect(read.metadata).toMatchObject({ secret_note: t.note, owner: name });
+      expect(JSON.stringify(read.values)).toContain(t.message);
+      expect(JSON.stringify((await t.client.threads.getState(thread.thread_id)).values)).toContain(t.message);
+      // A background run (the worker writes for the run's owner) reads back too.
+      const run = await t.client.runs.create(thread.thread_id, "chat", {
+        input: { messages: [{ role: "user", content: `${t.message}-again` }] },
+      });
+      await t.client.runs.join(thread.thread_id, run.run_id);
+      expect(JSON.stringify((await t.client.threads.getState(thread.thread_id)).values)).toContain(
+        `${t.message}-again`,
+      );
+    }
+    await server.stop();
+    const all = Object.values(tenants).flatMap((t) => [t.message, t.note]);
+    expect(await inTheClear(dataDir, all)).toEqual([]);
+
+    // Each thread's stored values name their tenant and open with that tenant's key only.
+    const { decryptFor } = await import("../fixtures/encryption-project/encryption.ts");
+    for (const [name, t] of Object.entries(tenants)) {
+      const row = await threadRow(dataDir, threads[name]!);
+      const sealed = /\$hgcus1:([A-Za-z0-9_-]+):([A-Za-z0-9_-]+)/.exec(String(row.values))!;
+      expect(JSON.parse(Buffer.from(sealed[1]!, "base64url").toString())).toEqual({ tenant: name });
+      const data = Buffer.from(sealed[2]!, "base64url");
+      expect(decryptFor(name, data).toString()).toContain(t.message);
+      const other = name === "alice" ? "bob" : "alice";
+      expect(() => decryptFor(other, data)).toThrow();
+      expect(JSON.stringify(row.metadata)).toContain('"tenant":"' + name + '"');
+    }
+
+    server = await startHangar({ config, dataDir });
+    const alice = as("token-alice");
+    expect((await alice.threads.get(threads.alice!)).metadata).toMatchObject({
+      secret_note: tenants.alice.note,
+    });
+    await server.stop();
+  });
+
   it("refuses LANGGRAPH_AES_JSON_KEYS without a key", async () => {
     await expect(start(newDataDir(), JSON_KEYS)).rejects.toThrow(
       /LANGGRAPH_AES_JSON_KEYS is set but LANGGRAPH_AES_KEY is not/,
@@ -296,27 +356,33 @@ async function tablesText(dataDir: string): Promise<string> {
 
 /** The key ids of the sealed values of the thread's row (values, interrupts, metadata keys). */
 async function threadRowKeyIds(dataDir: string, threadId: string): Promise<string[]> {
-  let row: string;
+  const row = JSON.stringify(await threadRow(dataDir, threadId));
+  return [...row.matchAll(/\$hgenc1:([0-9a-f]{16}):/g)].map((m) => m[1]!);
+}
+
+/** The thread's row as stored, its JSON columns parsed (SQLite's text, PostgreSQL's jsonb). */
+async function threadRow(dataDir: string, threadId: string): Promise<Record<string, unknown>> {
+  let row: Record<string, unknown>;
   if (BACKEND === "embedded") {
     const { default: Database } = await import("better-sqlite3");
     const db = new Database(join(dataDir, "hangar.sqlite"), { readonly: true });
     try {
-      row = JSON.stringify(db.prepare("SELECT * FROM threads WHERE thread_id = ?").get(threadId));
+      row = db.prepare("SELECT * FROM threads WHERE thread_id = ?").get(threadId) as Record<string, unknown>;
     } finally {
       db.close();
     }
-  } else {
-    const target = clusterTargetFor(dataDir);
-    const db = testPg(target.databaseUrl);
-    await db.connect();
-    try {
-      const { rows } = await db.query(`SELECT * FROM ${ident(target.schema)}.threads WHERE thread_id = $1`, [
-        threadId,
-      ]);
-      row = JSON.stringify(rows[0]);
-    } finally {
-      await db.end();
-    }
+    for (const k of ["values", "metadata", "interrupts", "config"]) row[k] = JSON.parse(row[k] as string);
+    return row;
   }
-  return [...row.matchAll(/\$hgenc1:([0-9a-f]{16}):/g)].map((m) => m[1]!);
+  const target = clusterTargetFor(dataDir);
+  const db = testPg(target.databaseUrl);
+  await db.connect();
+  try {
+    const { rows } = await db.query(`SELECT * FROM ${ident(target.schema)}.threads WHERE thread_id = $1`, [
+      threadId,
+    ]);
+    return rows[0] as Record<string, unknown>;
+  } finally {
+    await db.end();
+  }
 }

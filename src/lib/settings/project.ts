@@ -12,6 +12,7 @@ import {
   formatIssues,
   GraphsSchema,
   HttpConfigSchema,
+  EncryptionConfigSchema,
   StoreConfigSchema,
   unknownKeys,
 } from "./sections.js";
@@ -33,6 +34,7 @@ export const LanggraphConfigSchema = z
     checkpointer: CheckpointerConfigSchema.nullish(),
     auth: AuthConfigSchema.nullish(),
     http: HttpConfigSchema.nullish(),
+    encryption: EncryptionConfigSchema.nullish(),
   })
   .passthrough();
 
@@ -42,6 +44,7 @@ const SECTIONS = {
   checkpointer: CheckpointerConfigSchema,
   auth: AuthConfigSchema,
   http: HttpConfigSchema,
+  encryption: EncryptionConfigSchema,
 } as const;
 
 export interface GraphEntry {

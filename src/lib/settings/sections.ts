@@ -101,6 +101,12 @@ export const CheckpointerConfigSchema = z.looseObject({
 });
 export type CheckpointerConfig = z.infer<typeof CheckpointerConfigSchema>;
 
+/** Custom encryption at rest: the project's handlers, `./file.ts:export` (docs/encryption.md). */
+export const EncryptionConfigSchema = z.looseObject({
+  path: z.string().min(1),
+});
+export type EncryptionConfig = z.infer<typeof EncryptionConfigSchema>;
+
 export const AuthConfigSchema = z.looseObject({
   /** The project's Auth object (@langchain/langgraph-sdk/auth), `./file.ts:export`. */
   path: z.string().min(1).optional(),

@@ -15,7 +15,9 @@ import { toPlain } from "../../lib/serde.js";
 import { InProcessRunner } from "../graph-runner.js";
 import type { ToHost, FromHost } from "./protocol.js";
 import { RemoteDatabase } from "./remote-sqlite.js";
-import { cipherOf, type EncryptionSpec } from "../../storage/encryption/index.js";
+import { loadCipher, type EncryptionSpec } from "../../storage/encryption/index.js";
+import { withEncryptionUser } from "../../lib/encryption-context.js";
+import { runOwner } from "../kwargs.js";
 import { EncryptedItemStore } from "../../storage/encryption/storage.js";
 
 export interface HostData {
@@ -48,7 +50,7 @@ async function open(): Promise<{
   close: () => Promise<void>;
 }> {
   const index = await loadStoreIndex(data.projectDir, data.store);
-  const cipher = cipherOf(data.encryption);
+  const cipher = await loadCipher(data.encryption);
   const b = data.backend;
   if (b.kind === "sqlite") {
     const { HangarSqliteSaver } = await import("../../storage/sqlite/checkpointer.js");
@@ -101,8 +103,8 @@ async function main(): Promise<void> {
     const emit = (event: string, value: unknown) =>
       post({ t: "event", id: m.id, event, json: serialize(value) });
     const runLog = log.child(m.bindings);
-    void runner
-      .run(m.job, controller.signal, emit, runLog)
+    // Encrypted for the run's owner (custom encryption's context), as on the API thread.
+    void withEncryptionUser(runOwner(m.job.kwargs), () => runner.run(m.job, controller.signal, emit, runLog))
       .then((r) => {
         // The run's writes have all run before the API thread hears of its end.
         storage.flush?.();

@@ -13,6 +13,22 @@ export interface EncryptionSpec {
   jsonKeys: string[];
   /** HANGAR_AES_PREVIOUS_KEYS */
   previousKeys: string[];
+  /** langgraph.json's `encryption.path` (custom handlers), and the project's directory it is relative to. */
+  customPath?: string;
+  projectDir?: string;
+}
+
+/** The cipher of these settings, custom handlers imported; null when encryption at rest is off. */
+export async function loadCipher(spec: EncryptionSpec | null | undefined): Promise<StorageCipher | null> {
+  if (!spec?.customPath) return cipherOf(spec);
+  if (spec.aesKey || spec.jsonKeys.length) {
+    throw new EncryptionKeyError(
+      "langgraph.json's encryption.path and LANGGRAPH_AES_KEY (or LANGGRAPH_AES_JSON_KEYS) are both set: " +
+        "choose one (custom handlers can use AES themselves)",
+    );
+  }
+  const { loadCustomCipher } = await import("./custom.js");
+  return loadCustomCipher(spec.projectDir ?? process.cwd(), spec.customPath);
 }
 
 /** The cipher of these settings; null when encryption at rest is off. */
