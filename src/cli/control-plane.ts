@@ -6,7 +6,7 @@ import { principal } from "../control-plane/http/auth.js";
 import { forbidden } from "../control-plane/http/errors.js";
 import { sandboxFor, type Sandbox } from "../control-plane/runtime/local/sandbox.js";
 import { tenantGate } from "../control-plane/runtime/local/sandbox-gate.js";
-import { startControlPlane, type ControlPlaneOptions } from "../control-plane/server.js";
+import { imageSettingsOf, startControlPlane, type ControlPlaneOptions } from "../control-plane/server.js";
 import { registerDeploymentRoutes, type DeploymentRouter } from "../control-plane/http/router.js";
 import { startLocalReconciler } from "../control-plane/runtime/local/runtime.js";
 import { settings, SettingsError, type ControlPlaneSettings } from "../lib/settings.js";
@@ -65,6 +65,8 @@ function localRuntime(
         sandbox,
         databaseUrl: settings().controlPlane.databaseUrl,
         redisUrl: settings().controlPlane.redisUrl,
+        // startControlPlane checked them.
+        images: imageSettingsOf(settings().controlPlane),
       });
     },
   };

@@ -342,6 +342,12 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
         EXIT.usage,
       );
     }
+    if (opts.listenerId && opts.listenerId !== existing.source_config.listener_id) {
+      throw new DeployError(
+        `The deployment '${name}' is not on listener ${opts.listenerId}; its listener cannot change: deploy under another --name.`,
+        EXIT.usage,
+      );
+    }
     const type = existing.source_config.deployment_type ?? "dev";
     if (opts.deploymentType && opts.deploymentType !== type) {
       throw new DeployError(
@@ -385,7 +391,12 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
     deployment = await api.post<Deployment>("/v2/deployments", {
       name,
       source: "internal_source",
-      source_config: { deployment_type: opts.deploymentType ?? "dev" },
+      source_config: {
+        deployment_type: opts.deploymentType ?? "dev",
+        // Built by the control plane into an image its registry holds, rolled out by the listener.
+        ...(opts.listenerId ? { listener_id: opts.listenerId } : {}),
+        ...(opts.listenerId && opts.namespace ? { listener_config: { k8s_namespace: opts.namespace } } : {}),
+      },
       source_revision_config: revisionConfig,
       secrets,
     });

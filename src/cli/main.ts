@@ -94,6 +94,10 @@ imageCommand(
     .command("build")
     .description("Build the project's image with the local Docker: `hangar serve` on 0.0.0.0:8000")
     .requiredOption("-t, --tag <tag>", "the image's name and tag")
+    .option(
+      "--base-only",
+      "Hangar without a project: the control plane's HANGAR_CP_IMAGE_BASE (docs/listener.md)",
+    )
     .argument("[docker-args...]", "more arguments of docker build, after -- (e.g. -- --network host)"),
 ).action(async (dockerArgs: string[], opts) => {
   const { runBuild } = await import("./docker/build.js");
@@ -225,8 +229,11 @@ const dep = withCommon(
   .option("--no-wait", "return once the revision is queued")
   .option("--timeout <seconds>", "how long to wait for the revision", "900")
   .option("--image <uri>", "deploy this prebuilt image through a k8s listener (no upload, no build here)")
-  .option("--listener-id <id>", "with --image: the listener whose cluster runs it")
-  .option("--namespace <ns>", "with --image: the Kubernetes namespace (one of the listener's)")
+  .option(
+    "--listener-id <id>",
+    "the listener whose cluster runs it (without --image the control plane builds the project's image)",
+  )
+  .option("--namespace <ns>", "with --listener-id: the Kubernetes namespace (one of the listener's)")
   .action((opts) => deploy({ sub: "deploy", opts }));
 
 withCommon(

@@ -13,6 +13,7 @@ import type { CpStore } from "./domain/types.js";
 import { parseSourceRoots } from "./domain/source-roots.js";
 import { settings, type ControlPlaneSettings } from "../lib/settings.js";
 import { ConfigError } from "../lib/errors.js";
+import { pullConfig, type ImageSettings } from "./runtime/local/image.js";
 
 /** What a reconciler gets once the control plane listens. */
 export interface ReconcilerContext {
@@ -67,6 +68,21 @@ export interface ControlPlane {
 /** A wrong setting (e.g. HANGAR_CP_MAX_UPLOAD_BYTES), reported without a stack. */
 export class ControlPlaneConfigError extends ConfigError {}
 
+/**
+ * The settings of images built for listeners (HANGAR_CP_IMAGE_*), or undefined when none are built; throws when
+ * they are incomplete.
+ */
+export function imageSettingsOf(env: ControlPlaneSettings): ImageSettings | undefined {
+  if (!env.imageRegistry) return undefined;
+  if (!env.imageBase) {
+    throw new Error(
+      "HANGAR_CP_IMAGE_REGISTRY is set without HANGAR_CP_IMAGE_BASE, the image (Node and Hangar: `hangar build " +
+        "--base-only`) the images of listeners' deployments are assembled on",
+    );
+  }
+  return { registry: env.imageRegistry, base: env.imageBase, dockerConfig: env.imageDockerConfig };
+}
+
 function urlHost(host: string): string {
   if (host === "0.0.0.0" || host === "" || host === "::") return "127.0.0.1";
   return host.includes(":") ? `[${host}]` : host;
@@ -77,9 +93,11 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
   const dataDir = resolve(opts.dataDir);
   let env: ControlPlaneSettings;
   let sourceRoots: string[];
+  let imagePullConfig: string | undefined;
   try {
     env = opts.settings ?? settings().controlPlane;
     sourceRoots = parseSourceRoots(env.sourceRoots);
+    imagePullConfig = imageSettingsOf(env) && pullConfig(imageSettingsOf(env)!);
   } catch (e) {
     throw new ControlPlaneConfigError((e as Error).message);
   }
@@ -105,6 +123,8 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
     wake: () => reconciler?.wake(),
     maxUploadBytes: maxBytes,
     sourceRoots,
+    imageRegistry: env.imageRegistry,
+    imagePullConfig,
     log,
   };
   let app: FastifyInstance | undefined;

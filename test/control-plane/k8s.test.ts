@@ -601,7 +601,10 @@ describe("hangar listener", () => {
     ]);
     expect(statuses(srcRev.id)).toEqual([
       ...steps,
-      ["DEPLOY_FAILED", expect.stringMatching(/^a listener runs images: 'github' deployments are built/)],
+      [
+        "DEPLOY_FAILED",
+        expect.stringMatching(/^a listener runs images: revision \S+ of this 'github' deployment has none/),
+      ],
     ]);
     expect(failures).toHaveLength(3);
     // The switch: the deployment's active revision and status, as the local reconciler sets them.
@@ -774,6 +777,7 @@ describe("K8sRuntime", () => {
       `deployments/hangar-${short}-workers`,
       `deployments/hangar-${short}-all`,
       `secrets/hangar-${short}-env`,
+      `secrets/hangar-${short}-pull`,
     ]);
     expect(store.size).toBe(0);
   });

@@ -9,6 +9,7 @@ import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { dump, load } from "js-yaml";
 import {
   baseImage,
+  chatRun,
   composeLeftovers,
   docker,
   dockerQuiet,
@@ -17,10 +18,10 @@ import {
   removeComposeProject,
   serviceImages,
   skipWithoutDocker,
+  waitForOk,
   withBuildLock,
 } from "../helpers/docker.ts";
 import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server.ts";
-import { waitFor } from "../helpers/wait.ts";
 
 const FILE = "test/docker/official-compose.test.ts";
 const skip = skipWithoutDocker(FILE);
@@ -161,24 +162,14 @@ describe.skipIf(skip)("the official CLI's compose file runs Hangar's image", () 
     const up = await compose("up", "-d");
     expect(up.code, `compose up:\n${up.stdout}\n${up.stderr}`).toBe(0);
     const url = `http://127.0.0.1:${port}`;
-    let logs = "";
-    await waitFor(
-      () => `the API to answer ${url}/ok; compose logs:\n${logs}`,
-      async () => {
-        if ((await fetch(`${url}/ok`).catch(() => undefined))?.ok) return true;
-        const r = await compose("logs", "--no-color", "--tail", "40");
-        logs = r.stdout + r.stderr;
-        return false;
-      },
-    );
+    await waitForOk(url, async () => {
+      const r = await compose("logs", "--no-color", "--tail", "40");
+      return r.stdout + r.stderr;
+    });
     // The API is Hangar's on the compose file's PostgreSQL (POSTGRES_URI) and Redis (REDIS_URI), with its env.
-    const client = noRetryClient(url);
-    const thread = await client.threads.create();
-    const values = (await client.runs.wait(thread.thread_id, "chat", {
-      input: { messages: [{ role: "human", content: "hi" }] },
-    })) as { messages: { content: string }[] };
-    expect(values.messages.at(-1)!.content).toContain("Hello from Hangar!");
-    const state = await client.threads.getState(thread.thread_id);
+    const { threadId, reply } = await chatRun(url);
+    expect(reply).toContain("Hello from Hangar!");
+    const state = await noRetryClient(url).threads.getState(threadId);
     expect((state.values as { messages: unknown[] }).messages).toHaveLength(2);
     // The thread is in the compose file's PostgreSQL.
     const pg = (await compose("ps", "-q", "langgraph-postgres")).stdout.trim();
@@ -187,9 +178,7 @@ describe.skipIf(skip)("the official CLI's compose file runs Hangar's image", () 
       "SELECT table_schema FROM information_schema.tables WHERE table_name = 'threads'",
     );
     expect(schema).not.toBe("");
-    expect(
-      await psql(`SELECT count(*) FROM "${schema}".threads WHERE thread_id = '${thread.thread_id}'`),
-    ).toBe("1");
+    expect(await psql(`SELECT count(*) FROM "${schema}".threads WHERE thread_id = '${threadId}'`)).toBe("1");
 
     const container = (await compose("ps", "-q", "langgraph-api")).stdout.trim();
     const mounts = JSON.parse(await docker(["inspect", "--format", "{{json .Mounts}}", container])) as {

@@ -10,7 +10,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import * as tar from "tar";
-import { ROOT } from "./server.ts";
+import { noRetryClient, ROOT } from "./server.ts";
 import { waitFor } from "./wait.ts";
 
 export const DOCKER_REQUIRED = process.env.HANGAR_REQUIRE_DOCKER === "1";
@@ -363,4 +363,27 @@ export async function removeComposeProject(project: string): Promise<void> {
       .filter(Boolean);
     if (list.length) await dockerQuiet([kind, "rm", ...list]);
   }
+}
+
+/** Waits until `url`/ok answers; on timeout the failure shows what `logs` gives (the containers' logs). */
+export async function waitForOk(url: string, logs: () => Promise<string>): Promise<void> {
+  let last = "";
+  await waitFor(
+    () => `${url}/ok to answer; logs:\n${last}`,
+    async () => {
+      if ((await fetch(`${url}/ok`).catch(() => undefined))?.ok) return true;
+      last = await logs();
+      return false;
+    },
+  );
+}
+
+/** A run of the example project's chat graph through `url` (the official SDK): its thread and reply. */
+export async function chatRun(url: string): Promise<{ threadId: string; reply: string }> {
+  const client = noRetryClient(url);
+  const thread = await client.threads.create();
+  const values = (await client.runs.wait(thread.thread_id, "chat", {
+    input: { messages: [{ role: "human", content: "hi" }] },
+  })) as { messages: { content: string }[] };
+  return { threadId: thread.thread_id, reply: values.messages.at(-1)!.content };
 }

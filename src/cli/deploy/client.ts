@@ -139,7 +139,7 @@ export interface Deployment {
   id: string;
   name: string;
   source: string;
-  source_config: { deployment_type: string | null; custom_url: string | null };
+  source_config: { deployment_type: string | null; custom_url: string | null; listener_id?: string | null };
   latest_revision_id: string | null;
   active_revision_id: string | null;
   status: string;

@@ -1,18 +1,12 @@
 // The Dockerfile of a project's image (`hangar dockerfile`, `build`, `up`): a build stage that installs Hangar
 // (from the package in .hangar-docker/, its native better-sqlite3 compiled there) and the project's production
 // dependencies, and a runtime stage running `hangar serve` on 0.0.0.0:8000 as an unprivileged user.
+import { DATA_DIR, HANGAR_HOME, IMAGE_PORT, IMAGE_UID, imageEntrypoint } from "../../lib/image-layout.js";
 import { graphsInImage, SECTION_VARIABLES, type DockerProject, type PackageDir } from "./project.js";
 
 /** The folder of the build context holding Hangar's package (./package.ts writes it). */
 export const PACKAGE_DIR = ".hangar-docker";
-/** Where Hangar lives in the image. */
-export const HANGAR_HOME = "/opt/hangar";
-/** The data volume: the embedded backend's SQLite database. */
-export const DATA_DIR = "/data";
-/** The port of the official images. */
-export const IMAGE_PORT = 8000;
-/** The unprivileged user (and group) the server runs as. */
-export const IMAGE_UID = 10001;
+export { DATA_DIR, HANGAR_HOME, IMAGE_PORT, IMAGE_UID };
 
 export interface DockerfileOptions {
   /** Hangar's version (the package file's name). */
@@ -66,6 +60,49 @@ const HEALTH_PROBE =
   IMAGE_PORT +
   ")+'/ok').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
 
+/** The build stage's lines that install Hangar in HANGAR_HOME, from the package in .hangar-docker/. */
+function hangarInstall(o: DockerfileOptions): string[] {
+  const hangarFiles = [
+    `${PACKAGE_DIR}/package.json`,
+    ...(o.lockfile ? [`${PACKAGE_DIR}/package-lock.json`] : []),
+  ];
+  return [
+    "ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false",
+    `WORKDIR ${HANGAR_HOME}`,
+    `COPY ${hangarFiles.join(" ")} ./`,
+    "# Hangar's dependencies (its lockfile, when there is one), only two install scripts run: esbuild's, and",
+    "# better-sqlite3's, which downloads its prebuilt binding, else compiles it against this image's Node.",
+    'RUN prefix="$(dirname "$(dirname "$(command -v node)")")" \\',
+    '    && if [ -f "$prefix/include/node/node.h" ]; then export npm_config_nodedir="$prefix"; fi \\',
+    "    && npm install --omit=dev --ignore-scripts \\",
+    "    && npm rebuild better-sqlite3 esbuild \\",
+    "    && rm -rf node_modules/better-sqlite3/build/Release/obj.target node_modules/better-sqlite3/deps \\",
+    "    && rm -rf /root/.npm /root/.cache",
+    `COPY ${PACKAGE_DIR}/${packageFile(o.version)} /tmp/hangar.tgz`,
+    `RUN tar -xzf /tmp/hangar.tgz --strip-components=1 --no-same-owner -C ${HANGAR_HOME} && rm /tmp/hangar.tgz`,
+  ];
+}
+
+/** The runtime stage's first lines: the unprivileged user, the data volume's folder, Hangar from the build stage. */
+function runtimeWithHangar(): string[] {
+  return [
+    "RUN if command -v useradd >/dev/null; then \\",
+    `      useradd --system --uid ${IMAGE_UID} --user-group --create-home --home-dir /home/hangar --shell /usr/sbin/nologin hangar; \\`,
+    `    else addgroup -S -g ${IMAGE_UID} hangar && adduser -S -D -u ${IMAGE_UID} -G hangar -h /home/hangar hangar; fi \\`,
+    `    && mkdir -p ${DATA_DIR} && chown hangar:hangar ${DATA_DIR}`,
+    `COPY --from=build ${HANGAR_HOME} ${HANGAR_HOME}`,
+    `RUN ln -s ${HANGAR_HOME}/bin/hangar.js /usr/local/bin/hangar`,
+  ];
+}
+
+/** The runtime stage's last lines: the volume, the user, the port and the health check. */
+const runtimeTail = () => [
+  `VOLUME ${DATA_DIR}`,
+  "USER hangar",
+  `EXPOSE ${IMAGE_PORT}`,
+  `HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ${execForm(["node", "-e", HEALTH_PROBE])}`,
+];
+
 /** The Dockerfile of the project's image. */
 export function dockerfile(p: DockerProject, o: DockerfileOptions): string {
   const runtime = o.baseImage ?? `node:${p.nodeVersion}-bookworm-slim`;
@@ -73,10 +110,6 @@ export function dockerfile(p: DockerProject, o: DockerfileOptions): string {
   const userLines = p.dockerfileLines.length
     ? ["# dockerfile_lines of langgraph.json", ...p.dockerfileLines]
     : [];
-  const hangarFiles = [
-    `${PACKAGE_DIR}/package.json`,
-    ...(o.lockfile ? [`${PACKAGE_DIR}/package-lock.json`] : []),
-  ];
   const w = p.workdir;
 
   const deps: string[] = [];
@@ -94,18 +127,7 @@ export function dockerfile(p: DockerProject, o: DockerfileOptions): string {
     if (value !== undefined) env.push(`${name}=${envValue(JSON.stringify(value))}`);
   }
 
-  const entrypoint = [
-    "node",
-    "--max-semi-space-size=4",
-    `${HANGAR_HOME}/dist/cli/docker/entrypoint.js`,
-    "--config",
-    `${w}/${p.configName}`,
-    "--data-dir",
-    DATA_DIR,
-    "--host",
-    "0.0.0.0",
-    "--",
-  ];
+  const entrypoint = imageEntrypoint(`${w}/${p.configName}`);
 
   return [
     `# The Agent Server image of ${p.configName} in ${w.slice("/deps/".length)}, written by Hangar ${o.version}`,
@@ -118,19 +140,7 @@ export function dockerfile(p: DockerProject, o: DockerfileOptions): string {
     "# ---- build: Hangar and the project's production dependencies, native modules compiled (python3, make, g++)",
     `FROM ${build} AS build`,
     ...userLines,
-    "ENV npm_config_update_notifier=false npm_config_fund=false npm_config_audit=false",
-    `WORKDIR ${HANGAR_HOME}`,
-    `COPY ${hangarFiles.join(" ")} ./`,
-    "# Hangar's dependencies (its lockfile, when there is one), only two install scripts run: esbuild's, and",
-    "# better-sqlite3's, which downloads its prebuilt binding, else compiles it against this image's Node.",
-    'RUN prefix="$(dirname "$(dirname "$(command -v node)")")" \\',
-    '    && if [ -f "$prefix/include/node/node.h" ]; then export npm_config_nodedir="$prefix"; fi \\',
-    "    && npm install --omit=dev --ignore-scripts \\",
-    "    && npm rebuild better-sqlite3 esbuild \\",
-    "    && rm -rf node_modules/better-sqlite3/build/Release/obj.target node_modules/better-sqlite3/deps \\",
-    "    && rm -rf /root/.npm /root/.cache",
-    `COPY ${PACKAGE_DIR}/${packageFile(o.version)} /tmp/hangar.tgz`,
-    `RUN tar -xzf /tmp/hangar.tgz --strip-components=1 --no-same-owner -C ${HANGAR_HOME} && rm /tmp/hangar.tgz`,
+    ...hangarInstall(o),
     `WORKDIR ${w}`,
     ...deps,
     "COPY . ./",
@@ -144,24 +154,41 @@ export function dockerfile(p: DockerProject, o: DockerfileOptions): string {
     "# ---- the image: Node, Hangar and the project; the server runs as an unprivileged user",
     `FROM ${runtime}`,
     ...userLines,
-    "RUN if command -v useradd >/dev/null; then \\",
-    `      useradd --system --uid ${IMAGE_UID} --user-group --create-home --home-dir /home/hangar --shell /usr/sbin/nologin hangar; \\`,
-    `    else addgroup -S -g ${IMAGE_UID} hangar && adduser -S -D -u ${IMAGE_UID} -G hangar -h /home/hangar hangar; fi \\`,
-    `    && mkdir -p ${DATA_DIR} && chown hangar:hangar ${DATA_DIR}`,
-    `COPY --from=build ${HANGAR_HOME} ${HANGAR_HOME}`,
-    `RUN ln -s ${HANGAR_HOME}/bin/hangar.js /usr/local/bin/hangar`,
+    ...runtimeWithHangar(),
     `COPY --from=build ${w} ${w}`,
     `WORKDIR ${w}`,
     "# The official image's variables: the sections of langgraph.json, and the port.",
     ...env.map((e) => `ENV ${e}`),
-    `VOLUME ${DATA_DIR}`,
-    "USER hangar",
-    `EXPOSE ${IMAGE_PORT}`,
-    `HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ${execForm(["node", "-e", HEALTH_PROBE])}`,
+    ...runtimeTail(),
     "# `hangar serve` as PID 1 (SIGTERM drains): on /data unless DATABASE_URI (or DATABASE_URL) names PostgreSQL.",
     "# Arguments after the image's name replace `serve`: `--mode worker`, `serve --mode api`, `check`, ...",
     `ENTRYPOINT ${execForm(entrypoint)}`,
     'CMD ["serve"]',
+    "",
+  ].join("\n");
+}
+
+/**
+ * The Dockerfile of Hangar's image without a project (`hangar build --base-only`): Node, Hangar in HANGAR_HOME with
+ * `hangar` on PATH, the unprivileged user, the /data folder. The control plane assembles the images of deployments
+ * it builds for listeners on it (HANGAR_CP_IMAGE_BASE), copying a built project in, with nothing to run.
+ */
+export function baseDockerfile(o: DockerfileOptions & { nodeVersion: string }): string {
+  const runtime = o.baseImage ?? `node:${o.nodeVersion}-bookworm-slim`;
+  const build = o.buildImage ?? o.baseImage ?? `node:${o.nodeVersion}-bookworm`;
+  return [
+    `# Hangar ${o.version} without a project (\`hangar build --base-only\`): the base of the images the control`,
+    "# plane assembles for deployments assigned to a listener (HANGAR_CP_IMAGE_BASE). Details: docs/listener.md.",
+    "",
+    `FROM ${build} AS build`,
+    ...hangarInstall(o),
+    "",
+    `FROM ${runtime}`,
+    ...runtimeWithHangar(),
+    `ENV PORT=${IMAGE_PORT}`,
+    ...runtimeTail(),
+    'ENTRYPOINT ["hangar"]',
+    'CMD ["--help"]',
     "",
   ].join("\n");
 }

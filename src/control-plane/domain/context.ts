@@ -14,5 +14,9 @@ export interface CpContext {
   maxUploadBytes: number;
   /** Directories local `repo_url`s may be under (HANGAR_CP_SOURCE_ROOTS, realpaths); none: refused. */
   sourceRoots: string[];
+  /** Where images of built sources for listeners are pushed (HANGAR_CP_IMAGE_REGISTRY); unset: none are built. */
+  imageRegistry?: string;
+  /** The `.dockerconfigjson` listeners pull those images with (from HANGAR_CP_IMAGE_DOCKER_CONFIG), if any. */
+  imagePullConfig?: string;
   log: Logger;
 }

@@ -6,6 +6,7 @@ import type { DeploymentCreateBody, DeploymentPatchBody } from "./schemas.js";
 import type { CpContext } from "./context.js";
 import { conflict, deploymentNotFound, valueError } from "./errors.js";
 import {
+  BUILT_SOURCES,
   CpConflictError,
   type Deployment,
   type DeploymentSource,
@@ -197,10 +198,15 @@ async function checkSourceConfig(
     );
   }
   if (!isDocker(source)) {
+    // Hangar extension: a built source runs on a listener when the control plane pushes its images to a registry.
+    if (c.listener_id && ctx.imageRegistry) return checkListener(ctx, tenantId, c);
     if (c.listener_id) {
       throw invalid(
         ["source_config", "listener_id"],
-        "source_config.listener_id is only applicable for sources 'external_docker' and 'internal_docker'.",
+        `source_config.listener_id is only applicable for sources 'external_docker' and 'internal_docker'` +
+          (BUILT_SOURCES.includes(source)
+            ? `, or for '${source}' when the control plane builds images (HANGAR_CP_IMAGE_REGISTRY is not set).`
+            : "."),
         c.listener_id,
       );
     }
@@ -220,6 +226,16 @@ async function checkSourceConfig(
       null,
     );
   }
+  await checkListener(ctx, tenantId, c);
+}
+
+/** The listener of `source_config` is the workspace's, and the namespace one of its own. */
+async function checkListener(
+  ctx: CpContext,
+  tenantId: string,
+  c: SourceConfig & { listener_id?: string | null },
+) {
+  if (!c.listener_id) return;
   const listener = await ctx.store.getListener(tenantId, c.listener_id);
   if (!listener) {
     throw invalid(["source_config", "listener_id"], `Listener ID ${c.listener_id} not found.`, c.listener_id);
@@ -367,6 +383,8 @@ export async function patchDeployment(
     source === prevSource
       ? { ...dep.source_revision_config }
       : { langgraph_config_path: dep.source_revision_config.langgraph_config_path ?? null };
+  // The image the control plane built of the previous revision (for a listener) is not this one's.
+  if (BUILT_SOURCES.includes(source)) delete base.image_uri;
   const src: SourceRevisionConfig = { ...base, ...srcGiven };
   if (srcGiven.repo_ref && srcGiven.repo_ref !== base.repo_ref) src.repo_commit_sha = null;
   let undo = () => {};

@@ -6,6 +6,7 @@
 // control plane's router; nothing for Kubernetes, whose Service is the stable address).
 import { KeyedLock, SingleFlight } from "../../lib/keyed-lock.js";
 import { BuildError, StartError } from "./errors.js";
+import { Passes } from "./passes.js";
 import type { Logger } from "../../lib/logger.js";
 import type { LogSink } from "./log-sink.js";
 import {
@@ -99,6 +100,11 @@ export interface Runtime {
   build(d: Deployment, r: Revision, signal: AbortSignal): Promise<void>;
   /** Whether the revision's build is still there (a restart can start it without building again). */
   isBuilt(d: Deployment, r: Revision): boolean;
+  /**
+   * Whether the revision was built elsewhere (the control plane's image of a built source, for a listener): its
+   * roll-out starts at AWAITING_DEPLOY, leaving the build's statuses as the builder wrote them.
+   */
+  prebuilt?(d: Deployment, r: Revision): boolean;
   /** Starts the revision beside whatever runs; resolves once it answers `/ok` (throws StartError). */
   start(d: Deployment, r: Revision, signal?: AbortSignal): Promise<RuntimeInstance>;
   /** Once its predecessor stopped (or there was none): it resumes what the predecessor left unfinished. */
@@ -185,8 +191,14 @@ export class Reconciler {
   /** Per revision: restarts after crashes wait longer each time. */
   private backoff = new Map<string, { attempts: number; notBefore: number }>();
   private timer: NodeJS.Timeout | undefined;
-  private pass: Promise<void> | null = null;
-  private again = false;
+  private passes = new Passes(
+    () => this.reconcileAll(),
+    (e) => {
+      if (this.o.onPassError) this.o.onPassError(e);
+      else this.o.log.error({ err: e }, "reconcile pass failed");
+    },
+    () => this.stopped,
+  );
   private stopped = false;
   private buildsRunning = 0;
   private buildQueue: (() => void)[] = [];
@@ -236,22 +248,7 @@ export class Reconciler {
 
   /** Runs a pass now (or right after the one running). */
   wake(): void {
-    if (this.stopped) return;
-    if (this.pass) {
-      this.again = true;
-      return;
-    }
-    this.pass = (async () => {
-      do {
-        this.again = false;
-        try {
-          await this.reconcileAll();
-        } catch (e) {
-          if (this.o.onPassError) this.o.onPassError(e);
-          else this.o.log.error({ err: e }, "reconcile pass failed");
-        }
-      } while (this.again && !this.stopped);
-    })().finally(() => (this.pass = null));
+    this.passes.wake();
   }
 
   /**
@@ -259,10 +256,7 @@ export class Reconciler {
    * Throws what made the pass fail (the deployments could not be listed).
    */
   async once(): Promise<void> {
-    while (this.pass) await this.pass;
-    const pass = this.reconcileAll();
-    this.pass = pass.catch(() => {}).finally(() => (this.pass = null));
-    await pass;
+    await this.passes.once();
     for (;;) {
       const busy = [
         ...[...this.jobs.values()].map((j) => j.done),
@@ -290,7 +284,7 @@ export class Reconciler {
     clearInterval(this.timer);
     for (const j of this.jobs.values()) j.ac.abort();
     for (const r of this.restores.values()) r.ac.abort();
-    await this.pass;
+    await this.passes.current;
     await Promise.all([
       ...[...this.jobs.values()].map((j) => j.done),
       ...[...this.restores.values()].map((r) => r.done),
@@ -492,14 +486,16 @@ export class Reconciler {
     let started = false;
     let switched = false;
     try {
-      await proceed("AWAITING_BUILD");
-      const release = await this.buildSlot(signal);
-      try {
-        await proceed("BUILDING");
-        dlog("INFO", `Building revision ${r.id}`);
-        await runtime.build(d, r, signal);
-      } finally {
-        release();
+      if (!runtime.prebuilt?.(d, r)) {
+        await proceed("AWAITING_BUILD");
+        const release = await this.buildSlot(signal);
+        try {
+          await proceed("BUILDING");
+          dlog("INFO", `Building revision ${r.id}`);
+          await runtime.build(d, r, signal);
+        } finally {
+          release();
+        }
       }
       await proceed("AWAITING_DEPLOY");
       await proceed("DEPLOYING");

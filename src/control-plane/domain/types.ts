@@ -121,7 +121,15 @@ export interface Deployment {
   updated_at: string;
   /** Set when deletion was asked: the reconciler stops its processes, then the record goes. */
   deleted_at?: string | null;
+  /**
+   * A listener's assignment only: the pull secret of the images the control plane built for the deployment, as
+   * the `.dockerconfigjson` of a Kubernetes Secret (the credentials' entry for the control plane's registry).
+   */
+  image_pull_secret?: { dockerconfigjson: string } | null;
 }
+
+/** Sources the control plane builds: for a listener, into an image pushed to its registry. */
+export const BUILT_SOURCES: readonly DeploymentSource[] = ["github", "internal_source"];
 
 export interface Revision {
   id: string;
@@ -248,6 +256,10 @@ export interface CpStore {
   skipPendingRevisions(deploymentId: string, exceptRevisionId: string): Promise<string[]>;
   /** Deployments a target reconciles: local (listenerId null) or a listener's; includes deleted ones. */
   deploymentsFor(listenerId: string | null): Promise<Deployment[]>;
+  /** Deployments assigned to any listener (deleted ones included): those the control plane builds images for. */
+  deploymentsOnListeners(): Promise<Deployment[]>;
+  /** Records the image a revision was built into (its `source_revision_config.image_uri`, and its deployment's). */
+  setRevisionImage(revisionId: string, imageUri: string): Promise<void>;
   /** Removes a deleted deployment's records for good. */
   purgeDeployment(id: string): Promise<void>;
 

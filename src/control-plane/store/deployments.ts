@@ -37,6 +37,8 @@ type DeploymentQueries = Pick<
   | "setRevisionStatus"
   | "skipPendingRevisions"
   | "deploymentsFor"
+  | "deploymentsOnListeners"
+  | "setRevisionImage"
   | "purgeDeployment"
 >;
 
@@ -218,6 +220,29 @@ export function deploymentQueries(c: StoreContext): DeploymentQueries {
           ? await db.all(`SELECT * FROM ${t.deployments} WHERE listener_id IS NULL ORDER BY seq`)
           : await db.all(`SELECT * FROM ${t.deployments} WHERE listener_id = ? ORDER BY seq`, [listenerId]);
       return rows.map(to.deployment);
+    },
+    async deploymentsOnListeners() {
+      const rows = await db.all(`SELECT * FROM ${t.deployments} WHERE listener_id IS NOT NULL ORDER BY seq`);
+      return rows.map(to.deployment);
+    },
+    async setRevisionImage(revisionId, imageUri) {
+      await db.tx(async (q) => {
+        const row = await q.one(`SELECT * FROM ${t.revisions} WHERE id = ?`, [revisionId]);
+        if (!row) return;
+        const rev = to.revision(row);
+        const config = db.toJson({ ...rev.source_revision_config, image_uri: imageUri });
+        const ts = now();
+        await q.run(`UPDATE ${t.revisions} SET source_revision_config = ?, updated_at = ? WHERE id = ?`, [
+          config,
+          ts,
+          revisionId,
+        ]);
+        // The deployment's source_revision_config is its latest revision's.
+        await q.run(
+          `UPDATE ${t.deployments} SET source_revision_config = ? WHERE id = ? AND latest_revision_id = ?`,
+          [config, rev.deployment_id, revisionId],
+        );
+      });
     },
     async purgeDeployment(id) {
       await db.tx(async (q) => {

@@ -7,7 +7,7 @@ import { tenantOf } from "../auth.js";
 import type { CpContext } from "../../domain/context.js";
 import { deploymentOut, revisionOut } from "../../domain/deployments.js";
 import { conflict, deploymentNotFound, listenerNotFound, revisionNotFound } from "../errors.js";
-import { FINAL_REVISION_STATUSES, type CpStore, type Deployment, type LogLine } from "../../domain/types.js";
+import { BUILT_SOURCES, FINAL_REVISION_STATUSES, type Deployment, type LogLine } from "../../domain/types.js";
 import { requireListenerPlan } from "./listeners.js";
 import * as S from "./schemas.js";
 
@@ -15,8 +15,13 @@ import * as S from "./schemas.js";
  * A deployment as its listener sees it: secrets in clear, `latest_revision`, `active_revision`, and `revisions`:
  * the ones the reconciler looks at (not final and not DEPLOYED, the latest, the active one), newest first.
  */
-async function assignmentOut(store: CpStore, d: Deployment) {
-  const all = await store.listRevisions(d.id, { limit: 10_000, offset: 0 });
+async function assignmentOut(ctx: CpContext, d: Deployment) {
+  const { store } = ctx;
+  const built = BUILT_SOURCES.includes(d.source);
+  // A built source's revision is the listener's once the control plane pushed its image (or it ended).
+  const all = (await store.listRevisions(d.id, { limit: 10_000, offset: 0 })).filter(
+    (r) => !built || !!r.source_revision_config.image_uri || FINAL_REVISION_STATUSES.includes(r.status),
+  );
   const latest = all.find((r) => r.id === d.latest_revision_id) ?? null;
   const active = all.find((r) => r.id === d.active_revision_id) ?? null;
   const revisions = all.filter(
@@ -32,6 +37,7 @@ async function assignmentOut(store: CpStore, d: Deployment) {
     latest_revision: latest ? revisionOut(latest) : null,
     active_revision: active ? revisionOut(active) : null,
     revisions: revisions.map(revisionOut),
+    ...(built && ctx.imagePullConfig ? { image_pull_secret: { dockerconfigjson: ctx.imagePullConfig } } : {}),
   };
 }
 
@@ -62,7 +68,7 @@ export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
       async (req) => {
         const deployments = await assigned(tenantOf(req), req.params.listener_id);
         const resources = [];
-        for (const d of deployments) resources.push(await assignmentOut(store, d));
+        for (const d of deployments) resources.push(await assignmentOut(ctx, d));
         return { resources };
       },
     );
@@ -80,7 +86,7 @@ export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
         const { listener_id, deployment_id } = req.params;
         const d = (await assigned(tenantOf(req), listener_id)).find((x) => x.id === deployment_id);
         if (!d) throw deploymentNotFound(deployment_id);
-        return assignmentOut(store, d);
+        return assignmentOut(ctx, d);
       },
     );
 
@@ -107,7 +113,7 @@ export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
           ...(active_revision_id ? { active_revision_id } : {}),
           ...(status ? { status } : {}),
         });
-        return assignmentOut(store, updated);
+        return assignmentOut(ctx, updated);
       },
     );
 

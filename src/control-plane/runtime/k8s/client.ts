@@ -69,6 +69,7 @@ export class KubeCluster implements Cluster {
     for (const name of names.deployments)
       await this.deleteIfPresent("apps/v1", "Deployment", name, namespace);
     await this.deleteIfPresent("v1", "Secret", names.secret, namespace);
+    await this.deleteIfPresent("v1", "Secret", names.pullSecret, namespace);
   }
 
   private async deleteIfPresent(apiVersion: string, kind: string, name: string, namespace: string) {

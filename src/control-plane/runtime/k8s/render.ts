@@ -64,12 +64,14 @@ export function baseName(deploymentId: string): string {
 /** The names of every object a deployment may have, whatever its topology (to prune and delete). */
 export function objectNames(deploymentId: string): {
   secret: string;
+  pullSecret: string;
   deployments: string[];
   service: string;
 } {
   const base = baseName(deploymentId);
   return {
     secret: `${base}-env`,
+    pullSecret: `${base}-pull`,
     deployments: [`${base}-api`, `${base}-workers`, `${base}-all`],
     service: `${base}-api`,
   };
@@ -113,6 +115,21 @@ export function renderRevision(input: RenderInput): HangarObject[] {
       [...input.secrets, ...backend.secrets].map((s) => [s.name, Buffer.from(s.value).toString("base64")]),
     ),
   };
+  // The credentials of the registry the control plane pushed the revision's image to (a built source).
+  const pull = deployment.image_pull_secret?.dockerconfigjson;
+  const secrets: V1Secret[] = [secret];
+  if (pull) {
+    secrets.push({
+      apiVersion: "v1",
+      kind: "Secret",
+      metadata: meta(names.pullSecret),
+      type: "kubernetes.io/dockerconfigjson",
+      data: { ".dockerconfigjson": Buffer.from(pull).toString("base64") },
+    });
+  }
+  const podSpec: Spec = pull
+    ? { ...spec, imagePullSecrets: [...(spec.imagePullSecrets ?? []), { name: names.pullSecret }] }
+    : spec;
   const pod = (component: Component): PodInput => ({
     deployment,
     revision,
@@ -120,11 +137,11 @@ export function renderRevision(input: RenderInput): HangarObject[] {
     image: imageFor(revision, input.image),
     secretName: names.secret,
     env: backend.env,
-    spec,
+    spec: podSpec,
   });
   if (backend.kind === "embedded") {
     const all = workload(meta(`${baseName(deployment.id)}-all`, "all"), pod("all"), 1);
-    return [secret, all, service(meta(names.service, "all"), deployment.id, "all")];
+    return [...secrets, all, service(meta(names.service, "all"), deployment.id, "all")];
   }
   const api = workload(meta(`${baseName(deployment.id)}-api`, "api"), pod("api"), spec.apiReplicas);
   const workers = workload(
@@ -132,7 +149,7 @@ export function renderRevision(input: RenderInput): HangarObject[] {
     pod("workers"),
     spec.workerReplicas,
   );
-  return [secret, api, workers, service(meta(names.service, "api"), deployment.id, "api")];
+  return [...secrets, api, workers, service(meta(names.service, "api"), deployment.id, "api")];
 }
 
 /** Prints objects as YAML documents, each opened by `---` (what `kubectl apply -f -` reads). */

@@ -3,7 +3,7 @@
 import { KeyedLock } from "../../../lib/keyed-lock.js";
 import { StartError } from "../../domain/errors.js";
 import type { Runtime, RuntimeInstance } from "../../domain/reconcile.js";
-import type { Deployment, LogLevel, Revision } from "../../domain/types.js";
+import { BUILT_SOURCES, type Deployment, type LogLevel, type Revision } from "../../domain/types.js";
 import { errorMessage, type Cluster } from "./client.js";
 import { RenderError, renderRevision, serviceUrl, type HangarObject } from "./render.js";
 
@@ -56,12 +56,17 @@ export class K8sRuntime implements Runtime {
     return true;
   }
 
+  /** A built source's revision comes with the image the control plane built (it did the build's statuses). */
+  prebuilt(d: Deployment, r: Revision): boolean {
+    return BUILT_SOURCES.includes(d.source) && !!r.source_revision_config.image_uri;
+  }
+
   start(d: Deployment, r: Revision, signal?: AbortSignal): Promise<RuntimeInstance> {
     return this.serial(d.id, async () => {
-      if (d.source !== "external_docker" && d.source !== "internal_docker") {
+      if (d.source !== "external_docker" && d.source !== "internal_docker" && !this.prebuilt(d, r)) {
         throw new StartError(
-          `a listener runs images: '${d.source}' deployments are built and run by the control plane ` +
-            "(deploy an image of the project as 'external_docker')",
+          `a listener runs images: revision ${r.id} of this '${d.source}' deployment has none (the control ` +
+            "plane builds one when HANGAR_CP_IMAGE_REGISTRY is set; or deploy an image as 'external_docker')",
         );
       }
       const namespace = this.o.namespace(d);

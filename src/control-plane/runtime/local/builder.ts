@@ -26,6 +26,8 @@ export interface BuildOutput {
   dir: string;
   /** The project's langgraph.json inside it. */
   configPath: string;
+  /** The source's root (what langgraph_config_path is relative to), inside it. */
+  root: string;
 }
 
 const MINUTE = 60_000;
@@ -46,8 +48,11 @@ export function buildDirOf(dataDir: string, revisionId: string): string {
 export function existingBuild(dataDir: string, revisionId: string): BuildOutput | null {
   const dir = buildDirOf(dataDir, revisionId);
   try {
-    const { configPath } = JSON.parse(readFileSync(join(dir, MARKER), "utf8")) as { configPath: string };
-    return existsSync(configPath) ? { dir, configPath } : null;
+    const { configPath, root } = JSON.parse(readFileSync(join(dir, MARKER), "utf8")) as {
+      configPath: string;
+      root?: string;
+    };
+    return existsSync(configPath) ? { dir, configPath, root: root ?? dirname(configPath) } : null;
   } catch {
     return null;
   }
@@ -170,9 +175,12 @@ export async function buildRevision(input: BuildInput): Promise<BuildOutput> {
     if (check.code !== 0) throw new BuildError(checkFailure(check));
     await rm(home, { recursive: true, force: true });
 
-    writeFileSync(join(dir, MARKER), JSON.stringify({ configPath, built_at: new Date().toISOString() }));
+    writeFileSync(
+      join(dir, MARKER),
+      JSON.stringify({ configPath, root, built_at: new Date().toISOString() }),
+    );
     log("INFO", `Build finished in ${((Date.now() - started) / 1000).toFixed(1)} s`);
-    return { dir, configPath };
+    return { dir, configPath, root };
   } catch (e) {
     const err =
       e instanceof BuildError

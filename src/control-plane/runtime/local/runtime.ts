@@ -1,6 +1,8 @@
 // The local runtime: builds revisions in the data directory and runs each live one as a `hangar serve` child
 // on a free loopback port (embedded storage per deployment, or the control plane's PostgreSQL + Redis for prod);
 // `startLocalReconciler` runs the reconcile loop on it for the deployments without a listener.
+import { ImageBuilds } from "./image-builds.js";
+import type { ImageSettings } from "./image.js";
 import { spawn, type ChildProcess } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import { mkdirSync } from "node:fs";
@@ -411,6 +413,8 @@ export interface LocalReconcilerContext {
   maxConcurrentBuilds?: number;
   /** How builds and Agent Servers run; default: the data dir's sandbox (HANGAR_CP_SANDBOX*). */
   sandbox?: Sandbox;
+  /** Where images of built sources assigned to listeners go (HANGAR_CP_IMAGE_*); unset: none are built. */
+  images?: ImageSettings;
 }
 
 export interface LocalReconciler {
@@ -453,17 +457,34 @@ export function startLocalReconciler(ctx: LocalReconcilerContext): LocalReconcil
     drainMs: ctx.drainMs,
     maxConcurrentBuilds: ctx.maxConcurrentBuilds,
   });
+  // Builds for listeners: the same sandbox, their own loop (they run nothing here once built).
+  const images = ctx.images
+    ? new ImageBuilds({
+        store,
+        dataDir: ctx.dataDir,
+        settings: ctx.images,
+        sandbox,
+        gate: tenantGate(store, sandbox),
+        logs: new LogSink(store, (m) => log.warn(`control plane: ${m}`)),
+        log,
+        intervalMs: ctx.intervalMs,
+      })
+    : undefined;
   // Last resort when the control plane exits without stop(): no child outlives it.
   const onExit = () => runtime.killAllNow();
   process.once("exit", onExit);
   reconciler.start();
+  images?.start();
   let stopping: Promise<void> | undefined;
   return {
     router,
-    wake: () => reconciler.wake(),
+    wake: () => {
+      reconciler.wake();
+      images?.wake();
+    },
     stop: () =>
       (stopping ??= (async () => {
-        await reconciler.stop();
+        await Promise.all([reconciler.stop(), images?.stop()]);
         process.off("exit", onExit);
       })()),
   };

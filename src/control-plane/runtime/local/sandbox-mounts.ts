@@ -1,6 +1,6 @@
 // The filesystem view of a sandboxed process: which host folders bubblewrap hides (an empty tmpfs) and which it
 // binds back (read-only or writable), in an order where each mount lands on what the previous ones made.
-import { existsSync, realpathSync } from "node:fs";
+import { existsSync, realpathSync, statSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { dirname, join, relative, resolve, sep } from "node:path";
 import { HANGAR_ROOT } from "./proc.js";
@@ -27,9 +27,41 @@ function hangarTree(): string {
 }
 
 export interface Mount {
-  kind: "tmpfs" | "ro" | "rw";
+  /** `mask`: a file (a socket) hidden under /dev/null, where a tmpfs cannot go. */
+  kind: "tmpfs" | "ro" | "rw" | "mask";
   path: string;
 }
+
+/**
+ * The container engines' sockets and state, and Docker's credentials: tenants' processes never reach the daemon
+ * that builds images (the Docker group could otherwise be one chmod away), nor the registry's credentials.
+ */
+export function engineHidden(env: NodeJS.ProcessEnv = process.env, dockerConfig?: string): string[] {
+  const paths = [
+    "/run/docker.sock",
+    "/var/run/docker.sock",
+    "/run/docker",
+    "/run/containerd",
+    "/run/buildkit",
+    "/run/podman",
+    "/var/lib/docker",
+    "/var/lib/containerd",
+    "/etc/docker",
+  ];
+  const host = env.DOCKER_HOST;
+  if (host?.startsWith("unix://")) paths.push(host.slice("unix://".length));
+  if (env.DOCKER_CONFIG) paths.push(env.DOCKER_CONFIG);
+  if (dockerConfig) paths.push(dockerConfig);
+  return paths;
+}
+
+const isDir = (p: string) => {
+  try {
+    return statSync(p).isDirectory();
+  } catch {
+    return false;
+  }
+};
 
 /**
  * The mounts over the read-only root: host folders that may hold other tenants' or the control plane's data
@@ -40,21 +72,12 @@ export function mountPlan(
   spec: { writable: string[]; readable?: string[] },
   hide: string[],
 ): Mount[] {
-  const hidden = [
-    dataDir,
-    tmpdir(),
-    "/tmp",
-    "/var/tmp",
-    "/root",
-    "/home",
-    "/mnt",
-    "/media",
-    "/srv",
-    "/var/log",
-  ]
+  const all = [dataDir, tmpdir(), "/tmp", "/var/tmp", "/root", "/home", "/mnt", "/media", "/srv", "/var/log"]
     .concat(hide)
     .filter((p) => existsSync(p))
     .map(real);
+  const hidden = all.filter(isDir);
+  const masked = all.filter((p) => !isDir(p));
   const node = dirname(dirname(real(process.execPath)));
   const readable = [hangarTree(), node, ...(spec.readable ?? [])].map(real);
   const writable = spec.writable.map(real);
@@ -62,6 +85,7 @@ export function mountPlan(
     ...[...new Set(hidden)].map((path) => ({ kind: "tmpfs" as const, path })),
     ...[...new Set(readable)].map((path) => ({ kind: "ro" as const, path })),
     ...[...new Set(writable)].map((path) => ({ kind: "rw" as const, path })),
+    ...[...new Set(masked)].map((path) => ({ kind: "mask" as const, path })),
   ];
   // The deepest other mount at or above a path decides what is there before this one.
   const above = (m: Mount) =>
@@ -71,10 +95,12 @@ export function mountPlan(
   const needed = mounts.filter((m) => {
     const a = above(m);
     if (m.kind === "rw") return true;
+    // Under a tmpfs it is gone already.
+    if (m.kind === "mask") return !a || a.kind !== "tmpfs";
     if (m.kind === "ro") return !!a && a.kind === "tmpfs"; // else visible through the root already
     return !a || a.kind !== "tmpfs"; // a tmpfs below another hides nothing more
   });
-  const order = { tmpfs: 0, ro: 1, rw: 2 };
+  const order = { tmpfs: 0, ro: 1, rw: 2, mask: 3 };
   return needed.sort((a, b) => depth(a.path) - depth(b.path) || order[a.kind] - order[b.kind]);
 }
 
@@ -92,6 +118,10 @@ export function mountArgs(plan: Mount[]): string[] {
     if (m.kind === "tmpfs") {
       args.push("--perms", STICKY.has(m.path) ? "1777" : "0755", "--tmpfs", m.path);
       made.add(m.path);
+      continue;
+    }
+    if (m.kind === "mask") {
+      args.push("--ro-bind", "/dev/null", m.path);
       continue;
     }
     const tmpfs = plan

@@ -6,7 +6,7 @@ import { lchown, lstat, readdir } from "node:fs/promises";
 import { delimiter, dirname, join, resolve } from "node:path";
 import { settings, type Settings } from "../../../lib/settings.js";
 import { CHILD_PATH } from "./proc.js";
-import { mountArgs, mountPlan } from "./sandbox-mounts.js";
+import { engineHidden, mountArgs, mountPlan } from "./sandbox-mounts.js";
 import { type CgroupLimits, type CgroupSupport, detectCgroups } from "./sandbox-cgroup.js";
 import { ConfigError } from "../../../lib/errors.js";
 
@@ -31,7 +31,10 @@ export function sandboxSettings(env: Settings["sandbox"] = settings().sandbox): 
     uidFirst: env.uids.first,
     uidLast: env.uids.last,
     limits: { memoryMb: env.memoryMb, cpus: env.cpus, pids: env.pids },
-    hide: env.hide.filter((s) => s.startsWith("/")),
+    hide: [
+      ...env.hide.filter((s) => s.startsWith("/")),
+      ...engineHidden(process.env, settings().controlPlane.imageDockerConfig),
+    ],
   };
 }
 
