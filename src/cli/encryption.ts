@@ -63,6 +63,14 @@ export async function runReencrypt(opts: ReencryptOptions): Promise<number> {
       where = `PostgreSQL schema ${databaseSchema}`;
       try {
         results = await resealAll(postgresRawColumns(storage.pool, storage.schema), cipher, progress);
+        const { redisUrl, redisPrefix } = env.cluster;
+        if (redisUrl) {
+          const { resealRedisLogs } = await import("../streams/redis-reseal.js");
+          const r = await resealRedisLogs(redisUrl, redisPrefix, cipher.ring);
+          process.stderr.write(
+            `  redis: ${r.streams} event log(s) read, ${r.events} event(s) encrypted again\n`,
+          );
+        }
         await storage.pool.query(`DELETE FROM ${ident(storage.schema)}.encryption_keys WHERE key_id <> $1`, [
           current,
         ]);
