@@ -2,6 +2,7 @@
 // behaviour as the SQLite store (sqlite.ts; the statements are queries.ts's), in one schema (default "hangar_control_plane") with
 // numbered migrations (migrations/postgres/) applied under an advisory lock with a ledger, so several control
 // planes may start at once on one database. JSONB for the API's objects, TIMESTAMPTZ for times.
+import { mkdirSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import type pg from "pg";
@@ -105,6 +106,9 @@ export async function openCpPostgresStore(opts: CpPostgresOptions): Promise<CpSt
   );
   let box: SecretBox;
   try {
+    // The key file is kept in the data directory, made here as the SQLite store makes it: an admin command may be
+    // the first to run on a new machine, before any control plane made the directory.
+    if (!opts.secretBox && opts.dataDir) mkdirSync(opts.dataDir, { recursive: true });
     box =
       opts.secretBox ?? loadSecretBox({ secretKey: opts.secretKey, dataDir: opts.dataDir, log: opts.log });
     await migratePostgres(pool, schema, { dir: MIGRATIONS_DIR, lockKey: MIGRATION_LOCK });
