@@ -916,4 +916,27 @@ describe("hangar listener against hangar control-plane", () => {
     );
     expect(left.body.resources).toEqual([]);
   });
+
+  it("a source deployment names a listener only when the control plane builds images (HANGAR_CP_IMAGE_REGISTRY)", async () => {
+    const api = cpClient(cpProc.url, { "X-Api-Key": key });
+    const l = await api.post("/v2/listeners", {
+      compute_type: "k8s",
+      compute_id: `cluster-${randomUUID()}`,
+      compute_config: { k8s_namespaces: ["agents"] },
+    });
+    const upload = await api.post("/v2/uploads/upload-url");
+    const d = await api.post("/v2/deployments", {
+      name: `source-${randomUUID().slice(0, 8)}`,
+      source: "internal_source",
+      source_config: { listener_id: l.body.id, deployment_type: "dev" },
+      source_revision_config: {
+        langgraph_config_path: "langgraph.json",
+        source_tarball_path: upload.body.source_tarball_path,
+      },
+      secrets: [],
+    });
+    expect(d.status, JSON.stringify(d.body)).toBe(422);
+    expect(d.body.detail[0].loc).toEqual(["body", "source_config", "listener_id"]);
+    expect(d.body.detail[0].msg).toContain("HANGAR_CP_IMAGE_REGISTRY is not set");
+  });
 });

@@ -188,6 +188,12 @@ describe.skipIf(skip)("the control plane builds images for deployments assigned 
       .map((l) => JSON.parse(l))
       .find((e) => e.event === "created");
     const { deployment_id: id, revision_id: rev } = created;
+    // Until it has its image, the revision is not the listener's to roll out.
+    const assignment = (await api.get(`/v2/listeners/${listener.body.id}/assignments/${id}`)).body;
+    const early = (await api.get(`/v2/deployments/${id}/revisions/${rev}`)).body;
+    if (!early.source_revision_config.image_uri) {
+      expect(assignment.revisions.map((r: { id: string }) => r.id)).not.toContain(rev);
+    }
 
     // Built by the control plane (not the listener): it waits for the listener with its image.
     const revision = await waitFor(
