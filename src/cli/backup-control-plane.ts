@@ -50,7 +50,8 @@ export async function backupControlPlane(opts: BackupOptions): Promise<void> {
   if (!isSqliteFile(store)) {
     throw new BackupError(
       `${dataDir} is not a control plane's data directory (it has no ${CP_DB_FILE}); a control plane on ` +
-        "PostgreSQL (DATABASE_URL) is backed up with pg_dump: see docs/backup.md",
+        "PostgreSQL (DATABASE_URL) is backed up with pg_dump of its schema, and its data directory's secret.key, " +
+        'uploads/ and deployments\' data beside: see docs/backup.md, "Control plane on PostgreSQL"',
     );
   }
   const out = resolve(opts.out);

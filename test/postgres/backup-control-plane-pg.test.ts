@@ -1,12 +1,13 @@
-// The backup of a control plane on PostgreSQL, as docs/backup.md ("Control plane") documents it (postgres only: the
-// SQLite store's is `hangar backup --control-plane`, test/e2e/backup-embedded.test.ts): `pg_dump --format=custom
-// --schema=<its schema>` taken while it runs, with `secret.key` and `uploads/` copied beside; the schema dropped and
-// the data directory removed (the machine lost); `pg_restore`, the key and uploads put back. The restored control
-// plane takes the admin CLI's API key, and has every deployment, revision, listener and upload, with the secrets
-// readable (the listener API returns their values); with another HANGAR_CP_SECRET_KEY it refuses to start, naming
-// the key id the store was sealed with.
+// The backup of a control plane on PostgreSQL, as docs/backup.md ("Control plane on PostgreSQL") documents it
+// (postgres only: the SQLite store's is `hangar backup --control-plane`, test/e2e/backup-embedded.test.ts):
+// `pg_dump --format=custom --schema=<its schema>` taken while it runs, with `secret.key`, `uploads/`, a dev
+// deployment's embedded data (`hangar backup`) and `sandbox-uids.json` copied beside; the schema dropped and the
+// data directory removed (the machine lost); `pg_restore`, `hangar restore` and the files put back. The restored
+// control plane takes the admin CLI's API key and has every deployment, revision, listener and upload, with the
+// secrets readable (the listener API returns their values) and the store writable; without the key file, or with
+// another HANGAR_CP_SECRET_KEY, it refuses to start, naming the key id the store was sealed with.
 import { execFile } from "node:child_process";
-import { existsSync, mkdirSync, readFileSync, rmSync, statSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, writeFileSync } from "node:fs";
 import { request } from "node:http";
 import { join } from "node:path";
 import { promisify } from "node:util";
@@ -21,8 +22,10 @@ import {
   startCp,
   type CpClient,
   type CpProcess,
+  type CpStartOptions,
 } from "../helpers/control-plane.ts";
 import { Scratch } from "../helpers/runs.ts";
+import { ROOT, runHangar } from "../helpers/server.ts";
 
 const run = promisify(execFile);
 const scratch = new Scratch();
@@ -41,6 +44,24 @@ async function sql<T = any>(text: string, params: unknown[] = []): Promise<T[]> 
   } finally {
     await db.end();
   }
+}
+
+/** Runs `hangar <args>` (backup, restore), expecting success: its output. */
+async function hangar(...args: string[]): Promise<string> {
+  const r = await runHangar(args);
+  expect(r.code, `hangar ${args.join(" ")}:\n${r.output}`).toBe(0);
+  return r.output;
+}
+
+/** Starts a control plane that must refuse to start: the output it exited with. */
+async function refusedStart(opts: CpStartOptions): Promise<string> {
+  return startCp(opts).then(
+    (p) => {
+      started.push(p);
+      return "started";
+    },
+    (e: Error) => e.message,
+  );
 }
 
 async function admin(dataDir: string, ...args: string[]): Promise<string> {
@@ -153,8 +174,25 @@ describe("backup of a control plane on PostgreSQL (postgres)", () => {
       `SELECT value FROM ${ident(schema)}.store_settings WHERE key = 'secrets_key_id'`,
     );
 
-    // The backup, as docs/backup.md says, while the control plane runs: the schema, the key, the uploads.
+    // A dev deployment's embedded data and the sandbox's uid table, as the control plane keeps them in its data
+    // directory whatever its store (written here: this control plane runs no reconciler and no sandbox).
+    const deploymentData = join(dataDir, "deployments", internal.body.id, "data");
+    mkdirSync(deploymentData, { recursive: true });
+    copyFileSync(
+      join(ROOT, "test/fixtures/upgrade/embedded/hangar.sqlite"),
+      join(deploymentData, "hangar.sqlite"),
+    );
+    const uids = JSON.stringify({ next: 70001, uids: { [internal.body.id]: 70000 } });
+    writeFileSync(join(dataDir, "sandbox-uids.json"), uids);
+
+    // The backup, as docs/backup.md says, while the control plane runs: the schema, the key, the uploads, each
+    // deployment's embedded data (online, with hangar backup), the uid table.
+    // `hangar backup --control-plane` is the SQLite store's: it refuses this directory, saying what to do instead.
     const backup = join(scratch.dir, "backup");
+    const refused = await runHangar(["backup", "--control-plane", "--data-dir", dataDir, "--out", backup]);
+    expect(refused.code).toBe(1);
+    expect(refused.output).toContain("pg_dump");
+    expect(refused.output).toContain("Control plane on PostgreSQL");
     mkdirSync(backup);
     await run("pg_dump", [
       "--format=custom",
@@ -166,14 +204,22 @@ describe("backup of a control plane on PostgreSQL (postgres)", () => {
     ]);
     await run("cp", ["-p", join(dataDir, "secret.key"), join(backup, "secret.key")]);
     await run("cp", ["-a", join(dataDir, "uploads"), join(backup, "uploads")]);
+    const backedUp = await hangar(
+      "backup",
+      "--data-dir",
+      deploymentData,
+      "--out",
+      `${join(backup, "deployments", internal.body.id, "data")}/`,
+    );
+    await run("cp", ["-p", join(dataDir, "sandbox-uids.json"), join(backup, "sandbox-uids.json")]);
 
     // The machine is lost: the control plane stops, its schema and its data directory are gone.
     await cp.stop();
     await sql(`DROP SCHEMA ${ident(schema)} CASCADE`);
     rmSync(dataDir, { recursive: true, force: true });
 
-    // The restore: the schema into the database (where it no longer exists), the key and the uploads into a new
-    // data directory.
+    // The restore: the schema into the database (where it no longer exists); the uploads, the deployment's data
+    // and the uid table into a new data directory.
     await run("pg_restore", [
       "--no-owner",
       "--no-privileges",
@@ -182,21 +228,34 @@ describe("backup of a control plane on PostgreSQL (postgres)", () => {
       join(backup, "control-plane.dump"),
     ]);
     mkdirSync(dataDir);
-    await run("cp", ["-p", join(backup, "secret.key"), join(dataDir, "secret.key")]);
     await run("cp", ["-a", join(backup, "uploads"), join(dataDir, "uploads")]);
+    const restoredData = await hangar(
+      "restore",
+      "--from",
+      join(backup, "deployments", internal.body.id, "data", "hangar.sqlite"),
+      "--data-dir",
+      deploymentData,
+    );
+    // Every thread, run and checkpoint of the deployment's data is back.
+    const counts = (out: string) => /\d[\d,]* threads, .* checkpoints/.exec(out)?.[0];
+    expect(counts(restoredData)).toBeDefined();
+    expect(counts(restoredData)).toBe(counts(backedUp));
+    await run("cp", ["-p", join(backup, "sandbox-uids.json"), join(dataDir, "sandbox-uids.json")]);
+    expect(readFileSync(join(dataDir, "sandbox-uids.json"), "utf8")).toBe(uids);
+
+    // The key forgotten: the start makes a key of its own, which the store refuses, naming the key it was sealed
+    // with. The restored key is copied over it.
+    const noKey = await refusedStart({ dataDir });
+    expect(noKey).toContain(`encrypted with the key of id ${keyId}`);
+    expect(noKey).toContain(join(dataDir, "secret.key"));
+    await run("cp", ["-p", join(backup, "secret.key"), join(dataDir, "secret.key")]);
     expect(statSync(join(dataDir, "secret.key")).mode & 0o777).toBe(0o600);
 
-    // Another key is refused at start, naming the key the store was sealed with.
-    const wrong = await startCp({
+    // Another HANGAR_CP_SECRET_KEY is refused at start the same way.
+    const wrong = await refusedStart({
       dataDir,
       env: { HANGAR_CP_SECRET_KEY: "not the key this store was started with" },
-    }).then(
-      (p) => {
-        started.push(p);
-        return "started";
-      },
-      (e: Error) => e.message,
-    );
+    });
     expect(wrong).toContain(`encrypted with the key of id ${keyId}`);
     expect(wrong).toContain("HANGAR_CP_SECRET_KEY");
 
