@@ -407,9 +407,12 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
     });
   }
   const revisionId = deployment.latest_revision_id!;
-  const url = deployment.source_config.custom_url;
+  // A listener's deployment is reached through its cluster (its Service), not the control plane's router.
+  const listener = deployment.source_config.listener_id;
+  const url = listener ? null : deployment.source_config.custom_url;
+  const where = listener ? `on the cluster of listener ${listener}` : `at ${url}`;
   if (!opts.wait) {
-    out.info(`Not waiting (--no-wait): the deployment will be at ${url}`, {
+    out.info(`Not waiting (--no-wait): the deployment will be ${where}`, {
       event: "queued",
       deployment_id: deployment.id,
       revision_id: revisionId,
@@ -418,7 +421,7 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
     return 0;
   }
   await follow(api, out, deployment, revisionId, timeout * 1000);
-  out.info(`Deployed '${name}': ${url}`, {
+  out.info(listener ? `Deployed '${name}' ${where}` : `Deployed '${name}': ${url}`, {
     event: "deployed",
     deployment_id: deployment.id,
     revision_id: revisionId,

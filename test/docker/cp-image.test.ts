@@ -182,11 +182,13 @@ describe.skipIf(skip)("the control plane builds images for deployments assigned 
       scrub: /^HANGAR_|^DATABASE_URL$/,
     });
     expect(deployed.code, deployed.stdout + deployed.stderr).toBe(0);
-    const created = deployed.stdout
+    const events = deployed.stdout
       .trim()
       .split("\n")
-      .map((l) => JSON.parse(l))
-      .find((e) => e.event === "created");
+      .map((l) => JSON.parse(l));
+    const created = events.find((e) => e.event === "created");
+    // Reached through the listener's cluster, not the control plane's router.
+    expect(events.find((e) => e.event === "queued").url).toBeNull();
     const { deployment_id: id, revision_id: rev } = created;
     // Until it has its image, the revision is not the listener's to roll out.
     const assignment = (await api.get(`/v2/listeners/${listener.body.id}/assignments/${id}`)).body;
