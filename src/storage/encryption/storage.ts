@@ -3,7 +3,6 @@
 // match a sealed value are refused with a clear error. The checkpointer encrypts by itself (its serializer).
 import {
   BaseStore,
-  type GetOperation,
   type Item,
   type Operation,
   type OperationResults,
@@ -260,20 +259,32 @@ export class EncryptedItemStore extends BaseStore implements ItemStore {
     this.open = new EncryptedRecords(cipher);
   }
 
+  /** The inner store's batch, exactly as without encryption, with put values sealed and results opened. */
   async batch<Op extends Operation[]>(operations: Op): Promise<OperationResults<Op>> {
-    const out: unknown[] = [];
+    const sealed: Operation[] = [];
     for (const op of operations) {
-      if ("key" in op && "value" in op) {
-        const put = op as PutOperation;
-        await this.putItem(put.namespace, put.key, put.value, {
-          ...(put.index !== undefined ? { index: put.index } : {}),
-        });
-        out.push(undefined);
-      } else if ("key" in op) out.push(await this.getItem((op as GetOperation).namespace, op.key, {}));
-      else if ("namespacePrefix" in op) out.push(await this.searchItems(op as SearchOperation, {}));
-      else out.push(...(await this.inner.batch([op])));
+      if ("key" in op && "value" in op && op.value !== null) {
+        sealed.push({
+          ...op,
+          value: await this.cipher.sealKeys(op.value, w("store", "value")),
+        } as PutOperation);
+      } else {
+        if ("namespacePrefix" in op) {
+          this.cipher.checkFilter((op as SearchOperation).filter, "filter", w("store", "value"));
+        }
+        sealed.push(op);
+      }
     }
-    return out as OperationResults<Op>;
+    const results = (await this.inner.batch(sealed)) as unknown[];
+    return (await Promise.all(
+      operations.map(async (op, i) => {
+        const r = results[i];
+        if ("key" in op && "value" in op) return r;
+        if ("key" in op) return this.open.item(r as Item | null);
+        if ("namespacePrefix" in op) return mapAsync(r as SearchItem[], (x) => this.open.item(x));
+        return r;
+      }),
+    )) as OperationResults<Op>;
   }
 
   async putItem(
