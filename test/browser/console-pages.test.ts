@@ -7,9 +7,7 @@
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useHangar } from "../helpers/server.ts";
-import { launchChromium, screenshot, watchedPage } from "./harness.ts";
-
-const WAIT = { timeout: 90_000 };
+import { launchChromium, screenshot, watchedPage, WAIT } from "./harness.ts";
 
 const hangar = useHangar({ env: { HANGAR_CONSOLE: "true" } });
 

@@ -9,9 +9,8 @@ import { join } from "node:path";
 import type { Page } from "playwright-core";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useHangar } from "../helpers/server.ts";
-import { launchChromium, screenshot, watchedPage } from "./harness.ts";
+import { launchChromium, screenshot, watchedPage, WAIT } from "./harness.ts";
 
-const WAIT = { timeout: 90_000 };
 const KEY = "console-test-key-1234";
 
 const open = useHangar({ env: { HANGAR_CONSOLE: "true" } });

@@ -15,6 +15,12 @@ export const SHOTS = resolve(dirname(fileURLToPath(import.meta.url)), "screensho
 export const CHROMIUM = "/usr/bin/chromium";
 
 /**
+ * The bound of a test's polls on a page (expect.poll): only a guard against a page that never gets there, far
+ * beyond what a loaded machine takes (a clean-clone CI run at load 18 took 154 s where a quiet one takes 44).
+ */
+export const WAIT = { timeout: 600_000 };
+
+/**
  * Builds test/browser/page into a fresh temporary directory and returns it: its `pages` (HTML files of that
  * folder, each with the scripts it loads), index.html by default.
  */
@@ -99,9 +105,9 @@ export async function launchChromium(): Promise<{ context: BrowserContext; close
     ],
     timeout: 120_000,
   });
-  // Actions and waits bounded generously (Playwright's default is 30 s): on a loaded machine a page's first load
-  // of a graph's schemas can take that long; a test only fails at the bound if the page never gets there.
-  context.setDefaultTimeout(150_000);
+  // Actions and waits bounded only against a hang (Playwright's default is 30 s): on a loaded machine a page's first
+  // load of a graph's schemas can take minutes; a test only fails at the bound if the page never gets there.
+  context.setDefaultTimeout(600_000);
   return {
     context,
     close: async () => {

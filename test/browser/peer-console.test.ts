@@ -8,9 +8,7 @@ import { Client } from "@langchain/langgraph-sdk";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { useHangar } from "../helpers/server.ts";
 import { officialPeer } from "../helpers/official-peer.ts";
-import { launchChromium, watchedPage } from "./harness.ts";
-
-const WAIT = { timeout: 90_000 };
+import { launchChromium, watchedPage, WAIT } from "./harness.ts";
 
 const hangar = useHangar({ env: { HANGAR_CONSOLE: "true" } });
 let peerUrl = "";

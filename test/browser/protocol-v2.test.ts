@@ -9,12 +9,11 @@ import type { Page, Request } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { ROOT, useHangar } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
-import { usePage } from "./harness.ts";
+import { usePage, WAIT } from "./harness.ts";
 import type { ProtocolPage, Report, SeenEvent, Transport } from "./page/protocol.ts";
 
 // As in use-stream.test.ts: a busy machine may be slow, a failing page fails at once (the waits below return
 // as soon as the page reports an error).
-const WAIT = { timeout: 90_000 };
 const TEST_TIMEOUT = 240_000;
 
 // The protocol fixture project; its `approval` graph (the examples'): write_draft, then an interrupt in review.

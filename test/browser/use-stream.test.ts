@@ -4,9 +4,8 @@
 import type { Page, Request } from "playwright-core";
 import { describe, expect, it } from "vitest";
 import { useHangar } from "../helpers/server.ts";
-import { usePage } from "./harness.ts";
+import { usePage, WAIT } from "./harness.ts";
 
-const WAIT = { timeout: 90_000 };
 /** Per test: a busy machine may be slow, a failing page fails at once (see `until`). */
 const TEST_TIMEOUT = 240_000;
 
