@@ -122,8 +122,9 @@ export class RunEngine implements RunService {
     // Debug where a worker of this process says "run started" at once; info for an API-only process.
     if (this.worker) this.log.debug(context, "run created");
     else this.log.info(context, "run created");
-    // Only a hint: workers of a shared queue also poll it, so a lost wake-up delays the run, never loses it.
-    void this.broker.signal("wake", "1").catch(() => {});
+    // Only a hint: workers of a shared queue also poll it, so a lost wake-up delays the run, never loses it. An
+    // in-process queue tells its worker itself (onDue) when a run is ready.
+    if (this.queue.shared) void this.broker.signal("wake", "1").catch(() => {});
   }
 
   private started(run: Run): StartedRun {
