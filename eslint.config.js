@@ -14,7 +14,8 @@ import tseslint from "typescript-eslint";
  * lib. A run's path: api -> runs (service, queue) -> runs (worker) -> storage, events runs -> streams -> api.
  */
 const PARTS = {
-  cli: ["server", "api", "control-plane", "auth", "graphs", "storage", "lib"],
+  // `hangar encryption reencrypt` rewrites the event logs in Redis (streams/redis-reseal.ts).
+  cli: ["server", "api", "control-plane", "auth", "graphs", "streams", "storage", "lib"],
   server: ["api", "backends", "runs", "graphs", "auth", "streams", "storage", "lib"],
   // A backend assembles a storage, a run queue and a broker (src/backends/types.ts).
   backends: ["runs", "streams", "storage", "lib"],
