@@ -243,11 +243,12 @@ describe("backup of a control plane on PostgreSQL (postgres)", () => {
     await run("cp", ["-p", join(backup, "sandbox-uids.json"), join(dataDir, "sandbox-uids.json")]);
     expect(readFileSync(join(dataDir, "sandbox-uids.json"), "utf8")).toBe(uids);
 
-    // The key forgotten: the start makes a key of its own, which the store refuses, naming the key it was sealed
-    // with. The restored key is copied over it.
+    // The key forgotten: the store refuses the start, naming the key it was sealed with and where its key file
+    // belongs, and leaves no key file of its own behind. The restored key is put back.
     const noKey = await refusedStart({ dataDir });
     expect(noKey).toContain(`encrypted with the key of id ${keyId}`);
     expect(noKey).toContain(join(dataDir, "secret.key"));
+    expect(existsSync(join(dataDir, "secret.key"))).toBe(false);
     await run("cp", ["-p", join(backup, "secret.key"), join(dataDir, "secret.key")]);
     expect(statSync(join(dataDir, "secret.key")).mode & 0o777).toBe(0o600);
 

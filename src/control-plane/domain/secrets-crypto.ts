@@ -31,6 +31,8 @@ export interface SecretBox {
   seal(secrets: Secret[], owner: string): string;
   /** A stored value back to secrets: a sealed string, or a plaintext array of a store older than encryption. */
   open(stored: unknown, owner: string): Secret[];
+  /** The key file this call generated (there was none), if it did: removed again if the store refuses it. */
+  generated?: string;
 }
 
 const HEX_KEY = /^[0-9a-fA-F]{64}$/;
@@ -128,6 +130,7 @@ export function loadSecretBox(opts: SecretKeyOptions = {}): SecretBox {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== "ENOENT") throw e;
   }
+  let generated: string | undefined;
   if (text === undefined) {
     const fresh = `${randomBytes(32).toString("base64")}\n`;
     // Written whole under another name, then linked in place: another process (an admin command, a second
@@ -137,6 +140,7 @@ export function loadSecretBox(opts: SecretKeyOptions = {}): SecretBox {
     try {
       linkSync(tmp, file);
       text = fresh;
+      generated = file;
       opts.log?.warn(
         `No HANGAR_CP_SECRET_KEY: generated the key that encrypts deployments' secrets in ${file} (mode 0600). ` +
           "Back it up with the data, or set HANGAR_CP_SECRET_KEY to its content.",
@@ -152,11 +156,21 @@ export function loadSecretBox(opts: SecretKeyOptions = {}): SecretBox {
   if (!HEX_KEY.test(v) && !B64_KEY.test(v)) {
     throw new SecretKeyError(`${file} does not hold a key (32 bytes as base64 or 64 hex digits)`);
   }
-  return secretBoxOf(parseSecretKey(v, file), file);
+  return { ...secretBoxOf(parseSecretKey(v, file), file), ...(generated ? { generated } : {}) };
 }
 
-/** The one-line refusal of a store whose secrets are sealed with another key than `box`'s. */
+/**
+ * The one-line refusal of a store whose secrets are sealed with another key than `box`'s. A key file `box` has just
+ * generated (the store's was missing) is removed again, so that the backed-up key can be put back as it was.
+ */
 export function wrongKeyError(storedKeyId: string, box: SecretBox): SecretKeyError {
+  if (box.generated) {
+    rmSync(box.generated, { force: true });
+    return new SecretKeyError(
+      `the control plane store's secrets are encrypted with the key of id ${storedKeyId}, but there is no ` +
+        `${box.generated} (restore the store's key file there) and HANGAR_CP_SECRET_KEY is not set`,
+    );
+  }
   return new SecretKeyError(
     `the control plane store's secrets are encrypted with the key of id ${storedKeyId}, ` +
       `but this control plane's key (from ${box.source}) has id ${box.keyId}: set HANGAR_CP_SECRET_KEY to the ` +
