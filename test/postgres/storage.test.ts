@@ -82,7 +82,7 @@ describe("opening", () => {
     const migrations = await admin.query(
       `SELECT version FROM ${ident(s)}.schema_migrations ORDER BY version`,
     );
-    expect(migrations.rows.map((r) => r.version)).toEqual([1, 2, 3]);
+    expect(migrations.rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
     const saver = await admin.query(`SELECT v FROM ${ident(s)}.checkpoint_migrations ORDER BY v`);
     expect(saver.rows.map((r) => r.v)).toEqual([0, 1, 2, 3, 4]);
     const tid = id();
