@@ -18,7 +18,12 @@ import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
 import type { GraphRunner } from "./runs/graph-runner.js";
 import { GraphThreadPool, type GraphThreadBackend } from "./runs/graph-threads/pool.js";
-import { loadCipher, type EncryptionSpec, type StorageCipher } from "./storage/encryption/index.js";
+import {
+  encryptionSpecOf,
+  loadCipher,
+  type EncryptionSpec,
+  type StorageCipher,
+} from "./storage/encryption/index.js";
 import { RunEngine } from "./runs/engine.js";
 import { ThreadSweeper } from "./runs/sweeper.js";
 import { ThreadStateService } from "./runs/thread-state.js";
@@ -268,9 +273,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   };
   // Encryption at rest (LANGGRAPH_AES_KEY): a bad key stops the start, naming the variable.
   const encryption: EncryptionSpec = {
-    aesKey: env.server.aesKey,
-    jsonKeys: env.server.aesJsonKeys,
-    previousKeys: env.server.aesPreviousKeys,
+    ...encryptionSpecOf(env.server),
     customPath: project.raw.encryption?.path,
     projectDir: project.projectDir,
   };

@@ -7,7 +7,7 @@ import { dirname, join, resolve } from "node:path";
 import { ConfigError, HangarError } from "../lib/errors.js";
 import { loadProjectConfig } from "../lib/settings/project.js";
 import { loadSettings, SettingsError } from "../lib/settings.js";
-import { cipherOf } from "../storage/encryption/index.js";
+import { cipherOf, encryptionSpecOf } from "../storage/encryption/index.js";
 import { resealAll, type RawColumns, type ResealProgress } from "../storage/encryption/reseal.js";
 
 export interface ReencryptOptions {
@@ -30,11 +30,7 @@ export async function runReencrypt(opts: ReencryptOptions): Promise<number> {
   }
   let cipher;
   try {
-    cipher = cipherOf({
-      aesKey: env.server.aesKey,
-      jsonKeys: env.server.aesJsonKeys,
-      previousKeys: env.server.aesPreviousKeys,
-    });
+    cipher = cipherOf(encryptionSpecOf(env.server));
   } catch (e) {
     console.error(`hangar encryption: ${(e as Error).message}`);
     return 2;

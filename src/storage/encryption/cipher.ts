@@ -74,7 +74,8 @@ export interface StorageCipher {
   refuseFilter(filter: unknown, field: string, where: Where): void;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> =>
+/** A JSON object: not null, an array or bytes. */
+export const isObject = (v: unknown): v is Record<string, unknown> =>
   typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 /** LANGGRAPH_AES_KEY's cipher: AES-GCM with the ring's current key, the named JSON keys sealed one by one. */
@@ -169,15 +170,11 @@ export class AesStorageCipher implements StorageCipher {
   }
 
   async sealCheckpointMetadata<T extends Record<string, unknown>>(metadata: T): Promise<T> {
-    if (!isObject(metadata) || SEALED_METADATA_KEY in metadata) return metadata;
-    const plain: Record<string, unknown> = {};
-    const rest: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(metadata)) {
-      if (CHECKPOINT_PLAIN_KEYS.has(k) && !this.jsonKeys.has(k)) plain[k] = v;
-      else if (v !== undefined) rest[k] = v;
-    }
-    if (Object.keys(rest).length) plain[SEALED_METADATA_KEY] = this.ring.sealText(JSON.stringify(rest));
-    return plain as T;
+    return sealCheckpointMetadataWith(
+      metadata,
+      (k) => CHECKPOINT_PLAIN_KEYS.has(k) && !this.jsonKeys.has(k),
+      (json) => this.ring.sealText(json),
+    );
   }
 
   async openCheckpointMetadata<T>(metadata: T, stale?: StaleListener): Promise<T> {
@@ -215,6 +212,26 @@ export function refuseWholeFilter(filter: unknown, field: string, where: Where):
       "(LANGGRAPH_AES_KEY), and encrypted fields cannot be searched",
     { field },
   );
+}
+
+/**
+ * Checkpoint metadata with the keys `keepPlain` names kept and the rest sealed by `seal` (given its JSON) under
+ * SEALED_METADATA_KEY; metadata sealed already is returned as it is.
+ */
+export async function sealCheckpointMetadataWith<T extends Record<string, unknown>>(
+  metadata: T,
+  keepPlain: (key: string) => boolean,
+  seal: (json: string) => string | Promise<string>,
+): Promise<T> {
+  if (!isObject(metadata) || SEALED_METADATA_KEY in metadata) return metadata;
+  const plain: Record<string, unknown> = {};
+  const rest: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(metadata)) {
+    if (keepPlain(k)) plain[k] = v;
+    else if (v !== undefined) rest[k] = v;
+  }
+  if (Object.keys(rest).length) plain[SEALED_METADATA_KEY] = await seal(JSON.stringify(rest));
+  return plain as T;
 }
 
 /** Checkpoint metadata with its sealed part (if any) opened by `open` and merged back. */

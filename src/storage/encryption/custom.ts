@@ -8,9 +8,10 @@ import { encryptionUser } from "../../lib/encryption-context.js";
 import { importProjectModule } from "../../lib/project-import.js";
 import {
   CHECKPOINT_PLAIN_KEYS,
+  isObject,
   openCheckpointMetadataWith,
   refuseWholeFilter,
-  SEALED_METADATA_KEY,
+  sealCheckpointMetadataWith,
   type StorageCipher,
   type Where,
 } from "./cipher.js";
@@ -47,9 +48,6 @@ const PREFIX = "$hgcus1:";
 const PREFIX_BYTES = Buffer.from(PREFIX, "latin1");
 /** The key of a JSON object whose values the project's json handler encrypted: the context's metadata. */
 export const CONTEXT_KEY = "$hangar_encryption";
-
-const isObject = (v: unknown): v is Record<string, unknown> =>
-  typeof v === "object" && v !== null && !Array.isArray(v) && !(v instanceof Uint8Array);
 
 const b64 = (b: Uint8Array) => Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString("base64url");
 
@@ -137,20 +135,11 @@ export class CustomStorageCipher implements StorageCipher {
   }
 
   async sealCheckpointMetadata<T extends Record<string, unknown>>(metadata: T): Promise<T> {
-    if (!isObject(metadata) || SEALED_METADATA_KEY in metadata) return metadata;
-    const plain: Record<string, unknown> = {};
-    const rest: Record<string, unknown> = {};
-    for (const [k, v] of Object.entries(metadata)) {
-      if (CHECKPOINT_PLAIN_KEYS.has(k)) plain[k] = v;
-      else if (v !== undefined) rest[k] = v;
-    }
-    if (Object.keys(rest).length) {
-      plain[SEALED_METADATA_KEY] = await this.seal(Buffer.from(JSON.stringify(rest), "utf8"), {
-        model: "checkpoint",
-        field: "metadata",
-      });
-    }
-    return plain as T;
+    return sealCheckpointMetadataWith(
+      metadata,
+      (k) => CHECKPOINT_PLAIN_KEYS.has(k),
+      (json) => this.seal(Buffer.from(json, "utf8"), { model: "checkpoint", field: "metadata" }),
+    );
   }
 
   async openCheckpointMetadata<T>(metadata: T): Promise<T> {

@@ -18,6 +18,15 @@ export interface EncryptionSpec {
   projectDir?: string;
 }
 
+/** The AES settings of a server's settings (LANGGRAPH_AES_KEY, LANGGRAPH_AES_JSON_KEYS, HANGAR_AES_PREVIOUS_KEYS). */
+export function encryptionSpecOf(server: {
+  aesKey?: string;
+  aesJsonKeys: string[];
+  aesPreviousKeys: string[];
+}): EncryptionSpec {
+  return { aesKey: server.aesKey, jsonKeys: server.aesJsonKeys, previousKeys: server.aesPreviousKeys };
+}
+
 /** The cipher of these settings, custom handlers imported; null when encryption at rest is off. */
 export async function loadCipher(spec: EncryptionSpec | null | undefined): Promise<StorageCipher | null> {
   if (!spec?.customPath) return cipherOf(spec);
