@@ -36,6 +36,9 @@ const EMBEDDED_ONLY = [
   "test/e2e/langchain-cli.test.ts",
   "test/e2e/schemas.test.ts",
   "test/e2e/ui.test.ts",
+  // Graph threads loading in the background (the pool's own logic, the same on both backends; graph-threads.test.ts
+  // runs the threads on both).
+  "test/e2e/graph-threads-start.test.ts",
   // hangar backup/restore of the embedded data directory (PostgreSQL's: test/postgres/backup-pg-dump.test.ts).
   "test/e2e/backup-embedded.test.ts",
 ];

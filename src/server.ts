@@ -16,7 +16,7 @@ import { schemasOf } from "./graphs/introspect.js";
 import { GraphRegistry } from "./graphs/registry.js";
 import { bundleUi } from "./graphs/ui-bundle.js";
 import { CronScheduler } from "./runs/crons.js";
-import type { GraphRunner } from "./runs/graph-runner.js";
+import { InProcessRunner, type GraphRunner } from "./runs/graph-runner.js";
 import { GraphThreadPool, type GraphThreadBackend } from "./runs/graph-threads/pool.js";
 import {
   encryptionSpecOf,
@@ -112,7 +112,7 @@ function checkpointerTtl(checkpointer: CheckpointerConfig | null | undefined, sw
 }
 
 /** Starts the graph threads of a backend, or none (runs then execute on the API's thread). */
-type RunnerFor = (access: GraphThreadBackend) => Promise<GraphRunner | undefined>;
+type RunnerFor = (access: GraphThreadBackend, graphs: GraphRegistry) => GraphRunner | undefined;
 
 /** The backend wired to its run engine: what the rest of the start and the close use. */
 interface Wired {
@@ -186,7 +186,7 @@ async function wire(
   const worker = mode !== "api";
   const graphs = await graphsFor(storage);
   // Graph threads only where runs execute; on PostgreSQL each has two pools of HANGAR_DATABASE_POOL_SIZE connections.
-  const runner = worker ? await runnerFor(backend.graphThreads) : undefined;
+  const runner = worker ? runnerFor(backend.graphThreads, graphs) : undefined;
   // The embedded queue is this process's alone: no leases to renew, and the runs still running after the grace
   // period (none under `dev`) stop with the process and resume at the next start. A shared queue's runs finish for
   // the grace period, then go back to the queue for another worker.
@@ -280,24 +280,27 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
   const cipher = await loadCipher(encryption).catch((e: Error) => {
     throw e instanceof StartupError ? e : new StartupError(e.message);
   });
-  // Graph threads (HANGAR_GRAPH_THREADS), started once the backend is open; none: runs execute on this thread.
-  const runnerFor: RunnerFor = async (access) => {
+  // Graph threads (HANGAR_GRAPH_THREADS), started once the backend is open and the graphs loaded here; they load the
+  // graphs in the background (runs wait for one ready). None: runs execute on this thread.
+  const runnerFor: RunnerFor = (access, graphs) => {
     const threads = env.server.graphThreads;
     if (!threads) return undefined;
-    const pool = await GraphThreadPool.start({
+    return new GraphThreadPool({
       threads,
       projectDir: project.projectDir,
       graphs: project.graphs,
       store: project.raw.store,
-      backend: access,
+      // On PostgreSQL the threads share HANGAR_DATABASE_POOL_SIZE per pool between them (at least 2 each), so a
+      // worker holds about 4 x that many connections whatever the number of threads.
+      backend:
+        access.kind === "postgres"
+          ? { ...access, poolSize: Math.max(2, Math.ceil(access.poolSize / threads)) }
+          : access,
       encryption,
       log,
       cancelGraceMs: env.server.graphCancelGraceSeconds * 1000,
-    }).catch((e: Error) => {
-      throw new StartupError(e.message);
+      fallback: new InProcessRunner(graphs),
     });
-    log.debug(`graphs execute on ${threads} graph thread(s)`);
-    return pool;
   };
   const opened = await openBackend(opts, env, dataDir, storeIndex, cipher, log);
   const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {

@@ -168,9 +168,10 @@ const SERVER = {
     doc:
       "threads that execute the graphs' runs (each loads the project's graphs), so a node that computes for " +
       "seconds holds up neither the API nor runs on other threads; `0`: runs execute on the API's thread. " +
-      "Runs at once stay `--n-jobs-per-worker`",
+      "Runs at once stay `--n-jobs-per-worker`. The threads load the graphs after the server listens (a run waits " +
+      "for a ready thread); a control plane passes its own value on to its deployments",
     type: "integer ≥ 0",
-    default: 0,
+    default: 2,
   }),
   graphCancelGraceSeconds: envVar("HANGAR_GRAPH_CANCEL_GRACE_SECONDS", positiveInt, {
     doc:
@@ -270,8 +271,9 @@ const CLUSTER = {
   }),
   poolSize: envVar("HANGAR_DATABASE_POOL_SIZE", positiveInt, {
     doc:
-      "PostgreSQL connections of each pool: a process has two (statements; checkpoints), and each of its graph " +
-      "threads two more (HANGAR_GRAPH_THREADS), so a worker holds up to (2 + 2 × threads) × this many",
+      "PostgreSQL connections of each pool: a process has two (statements; checkpoints), and its graph threads " +
+      "(HANGAR_GRAPH_THREADS) two more that they share (each thread this many divided by the threads, at least 2), " +
+      "so a worker holds about 4 × this many",
     type: "positive integer",
     default: 10,
     aliases: [{ name: "LANGGRAPH_POSTGRES_POOL_MAX_SIZE" }],

@@ -38,7 +38,8 @@ async function stateOf(client: Client, thread: string): Promise<AgentValues> {
 }
 
 describe("a LangChain project", () => {
-  const hangar = useHangar({ config: CONFIG });
+  // With graph threads, as `hangar dev` runs by default: the real packages' agents load and run on a thread.
+  const hangar = useHangar({ config: CONFIG, env: { HANGAR_GRAPH_THREADS: "2" } });
 
   it("loads every graph of the project, each with its system assistant", async () => {
     const info = (await (await fetch(`${hangar.server.url}/info`)).json()) as { graphs: string[] };

@@ -91,7 +91,15 @@ function cpEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
   // Pretty logs (the command's default is JSON): tests read its human lines, quotes unescaped.
-  return { ...env, LOG_FORMAT: "pretty", HANGAR_CP_SOURCE_ROOTS: TEST_SOURCE_ROOTS, ...extra };
+  // Its deployments without graph threads (the control plane passes its HANGAR_GRAPH_THREADS on), as the harness's
+  // servers (test/helpers/server.ts baseEnv).
+  return {
+    ...env,
+    LOG_FORMAT: "pretty",
+    HANGAR_GRAPH_THREADS: env.HANGAR_GRAPH_THREADS ?? "0",
+    HANGAR_CP_SOURCE_ROOTS: TEST_SOURCE_ROOTS,
+    ...extra,
+  };
 }
 
 /**

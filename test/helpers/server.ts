@@ -95,8 +95,12 @@ function baseEnv(): NodeJS.ProcessEnv {
   // test/e2e/schemas.test.ts turns it on where it is what is tested), and kept in one cache for the whole run
   // (and the next): every server has a data dir of its own, and without it each file asking for a fixture's
   // schemas compiled its graphs again (minutes of the suite). Entries hold only while their sources are unchanged.
+  // Graph threads (on by default: 2) off unless a test turns them on, or the run does (HANGAR_GRAPH_THREADS=2 npm
+  // test): each thread loads the fixture's graphs again, CPU that hundreds of servers in the suite would pay; the
+  // files about threads (graph-threads, run-timeout, langchain-agents) turn them on.
   return {
     ...env,
+    HANGAR_GRAPH_THREADS: env.HANGAR_GRAPH_THREADS ?? "0",
     LOG_FORMAT: "pretty",
     HANGAR_SCHEMAS_AHEAD: "false",
     HANGAR_SCHEMAS_CACHE_DIR: env.HANGAR_SCHEMAS_CACHE_DIR ?? TEST_SCHEMAS_CACHE,

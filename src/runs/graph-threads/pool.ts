@@ -4,6 +4,10 @@
 // as they are. A thread that crashes ends its runs in error and is replaced; a cancelled run whose thread does not
 // answer within the grace period (stuck in synchronous code) has its thread ended and replaced, and the thread's
 // other runs end in error, saying why.
+//
+// The threads load the graphs in the background: the server listens at once, and a run waits for a thread that is
+// ready. A thread that cannot load the graphs (the API thread could: some module refuses to load twice, or on a
+// thread) is left out; when none can, runs execute on the API thread (the fallback runner), said once in the log.
 import { MessageChannel, Worker } from "node:worker_threads";
 import pino from "pino";
 import { isObject } from "../../lib/objects.js";
@@ -48,6 +52,8 @@ export interface GraphThreadOptions {
   log: Logger;
   /** How long a cancelled run's thread has to stop it before the thread is ended. */
   cancelGraceMs: number;
+  /** Where runs execute when no thread could load the graphs (the API thread). */
+  fallback: GraphRunner;
 }
 
 interface Pending {
@@ -65,6 +71,10 @@ class Host {
   readonly worker: Worker;
   readonly runs = new Map<number, Pending>();
   ready: Promise<void>;
+  /** Why the thread could not load the graphs (then it takes no run). */
+  failed: string | undefined;
+  /** The graphs loaded: a thread that ends before that is not replaced (its replacement would fail the same way). */
+  loaded = false;
   private stopDb: (() => void) | undefined;
   ended = false;
 
@@ -110,7 +120,10 @@ class Host {
         reject(new Error(`the graph thread exited (code ${code}) before it was ready`)),
       );
     });
-    this.ready.catch(() => {});
+    this.ready.then(
+      () => (this.loaded = true),
+      (e: Error) => (this.failed = e.message),
+    );
     this.worker.on("message", (m: FromHost) => this.onMessage(m));
     this.worker.on("error", (e) => this.end(`the graph thread crashed: ${e?.stack ?? e}`));
     this.worker.on("exit", (code) => this.end(`the graph thread exited (code ${code})`));
@@ -206,26 +219,43 @@ export class GraphThreadPool implements GraphRunner {
   private hosts: Host[] = [];
   private nextId = 1;
   private closing = false;
+  /** Set once every thread of the start failed to load the graphs: runs then execute on the fallback. */
+  private fallingBack = false;
+  /** Settles once the threads of the start are ready or failed (for tests and the log). */
+  readonly started: Promise<void>;
 
-  private constructor(private opts: GraphThreadOptions) {}
-
-  /** Starts the threads and resolves once each has loaded the graphs; rejects naming what failed. */
-  static async start(opts: GraphThreadOptions): Promise<GraphThreadPool> {
-    const pool = new GraphThreadPool(opts);
-    for (let i = 0; i < opts.threads; i++) pool.hosts.push(pool.spawn());
-    try {
-      await Promise.all(pool.hosts.map((h) => h.ready));
-    } catch (e) {
-      await pool.close();
-      throw new Error(`a graph thread could not load the graphs: ${(e as Error).message}`);
-    }
-    return pool;
+  /** Starts the threads, which load the graphs in the background (see the top of this file). */
+  constructor(private opts: GraphThreadOptions) {
+    const began = performance.now();
+    for (let i = 0; i < opts.threads; i++) this.hosts.push(this.spawn());
+    this.started = Promise.allSettled(this.hosts.map((h) => h.ready)).then((settled) => {
+      const failed = settled.filter((s): s is PromiseRejectedResult => s.status === "rejected");
+      if (this.closing) return;
+      if (failed.length === settled.length) {
+        this.fallingBack = true;
+        opts.log.error(
+          `no graph thread could load the graphs, so runs execute on the API thread (a node that computes for ` +
+            `seconds holds up the API): ${(failed[0].reason as Error).message}`,
+        );
+      } else {
+        for (const f of failed)
+          opts.log.error(`a graph thread could not load the graphs: ${(f.reason as Error).message}`);
+        const ms = Math.round(performance.now() - began);
+        opts.log.debug(
+          `graphs execute on ${settled.length - failed.length} graph thread(s), ready in ${ms} ms`,
+        );
+      }
+    });
   }
 
   private spawn(): Host {
     return new Host(this.opts, (host, why) => {
       const at = this.hosts.indexOf(host);
       if (at < 0 || this.closing) return;
+      if (!host.loaded) {
+        host.failed ??= why;
+        return;
+      }
       this.opts.log.warn(`graph thread ended: ${why}; starting another`);
       this.hosts[at] = this.spawn();
       this.hosts[at].ready.catch((e: Error) =>
@@ -234,10 +264,10 @@ export class GraphThreadPool implements GraphRunner {
     });
   }
 
-  /** The thread with the fewest runs among those started (or about to be). */
-  private pick(): Host {
-    let best = this.hosts[0];
-    for (const h of this.hosts) if (h.runs.size < best.runs.size) best = h;
+  /** The thread with the fewest runs among those not failed (started, or about to be); none when all failed. */
+  private pick(): Host | undefined {
+    let best: Host | undefined;
+    for (const h of this.hosts) if (!h.failed && (!best || h.runs.size < best.runs.size)) best = h;
     return best;
   }
 
@@ -248,8 +278,15 @@ export class GraphThreadPool implements GraphRunner {
     log: Logger,
     started?: () => void,
   ): Promise<GraphRunResult> {
-    const host = this.pick();
-    await host.ready;
+    const host = this.fallingBack ? undefined : this.pick();
+    if (!host) return this.opts.fallback.run(job, signal, emit, log, started);
+    try {
+      await host.ready;
+    } catch {
+      // That thread could not load the graphs: another, or the fallback once the start has shown none can.
+      await this.started;
+      return this.run(job, signal, emit, log, started);
+    }
     if (host.ended) return this.run(job, signal, emit, log, started);
     started?.();
     const id = this.nextId++;

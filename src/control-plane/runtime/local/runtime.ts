@@ -171,6 +171,9 @@ export class LocalRuntime implements Runtime {
       // Its web console at `<deployment URL>/console/` (its API's auth applies to what it loads); a secret may
       // turn it off.
       HANGAR_CONSOLE: "true",
+      // The control plane's own HANGAR_GRAPH_THREADS, when its operator set it, is its deployments' default (a
+      // machine of many deployments may want fewer threads each); a deployment's secret may set its own.
+      ...(process.env.HANGAR_GRAPH_THREADS ? { HANGAR_GRAPH_THREADS: process.env.HANGAR_GRAPH_THREADS } : {}),
       ...secrets,
       // Beside its predecessor on the same data, it takes over unfinished runs only when told (takeOver).
       HANGAR_RECOVER_ON_START: "false",
