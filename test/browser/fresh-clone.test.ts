@@ -8,7 +8,8 @@
 // `npm run dev` then runs the sources (no dist/) and builds the consoles at start, saying so, and so does the
 // control plane when it is the first command started. Each page's screenshot goes to
 // test/browser/screenshots/.
-import { execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { execFile, execFileSync, spawn, type ChildProcess } from "node:child_process";
+import { promisify } from "node:util";
 import { cpSync, existsSync, mkdirSync, readFileSync, rmSync, statSync, symlinkSync } from "node:fs";
 import { dirname, join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -61,15 +62,20 @@ function freshClone(dir: string): void {
 
 /**
  * The lifecycle scripts of the clone's own package that `npm install` would run, each through `npm run` (with
- * --ignore-scripts, so that a script's pre- and post- hooks run once, at their own place in the list).
+ * --ignore-scripts, so that a script's pre- and post- hooks run once, at their own place in the list). Not waited
+ * for synchronously: the build takes long enough on a loaded machine to stall this worker's link to vitest.
  */
-function runInstallScripts(dir: string): string[] {
+async function runInstallScripts(dir: string): Promise<string[]> {
   const { scripts = {} } = JSON.parse(readFileSync(join(dir, "package.json"), "utf8")) as {
     scripts?: Record<string, string>;
   };
   const ran = INSTALL_LIFECYCLE.filter((name) => scripts[name]);
   for (const name of ran) {
-    execFileSync("npm", ["run", "--ignore-scripts", name], { cwd: dir, env: userEnv(), stdio: "pipe" });
+    await promisify(execFile)("npm", ["run", "--ignore-scripts", name], {
+      cwd: dir,
+      env: userEnv(),
+      maxBuffer: 64 * 1024 * 1024,
+    });
   }
   return ran;
 }
@@ -198,7 +204,7 @@ describe("a fresh clone, after npm install", () => {
 
   beforeAll(async () => {
     dir = clone();
-    runInstallScripts(dir);
+    await runInstallScripts(dir);
     dev = await npmRunDev(dir);
   });
 

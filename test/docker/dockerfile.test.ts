@@ -2,7 +2,7 @@
 // pnpm, none; node_version, dockerfile_lines, local dependencies, the sections as the official image's variables),
 // the .hangar-docker/ folder it builds from, the .dockerignore, the Compose file of --add-docker-compose, and the
 // image's entry point turning a container's command into `hangar` arguments.
-import { spawnSync } from "node:child_process";
+import { execFile } from "node:child_process";
 import { cpSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { dirname, join } from "node:path";
 import yaml from "js-yaml";
@@ -32,20 +32,27 @@ function project(files: Record<string, string | object>): string {
 const generate = (dir: string, o: { baseImage?: string; buildImage?: string } = {}) =>
   dockerfile(readDockerProject(join(dir, "langgraph.json")), { version: VERSION, lockfile: true, ...o });
 
-/** Runs the CLI in `cwd`. */
+/**
+ * Runs the CLI in `cwd`: its exit status and output. Asynchronous: `hangar dockerfile` packs Hangar and resolves a
+ * lock file, which on a loaded machine takes long enough that a synchronous wait stalls this worker's link to vitest.
+ */
 const cli = (cwd: string, ...args: string[]) =>
-  spawnSync(process.execPath, [BIN, ...args], {
-    cwd,
-    encoding: "utf8",
-    env: { ...process.env, NO_COLOR: "1" },
+  new Promise<{ status: number | null; stdout: string; stderr: string }>((resolve) => {
+    execFile(
+      process.execPath,
+      [BIN, ...args],
+      { cwd, encoding: "utf8", env: { ...process.env, NO_COLOR: "1" }, maxBuffer: 64 * 1024 * 1024 },
+      (err, stdout, stderr) =>
+        resolve({ status: err ? (typeof err.code === "number" ? err.code : 1) : 0, stdout, stderr }),
+    );
   });
 
 describe("hangar dockerfile", () => {
-  it("prints the example project's Dockerfile and writes what it builds from", () => {
+  it("prints the example project's Dockerfile and writes what it builds from", async () => {
     const dir = tempDir("hangar-dockerfile-example-");
     dirs.push(dir);
     cpSync(join(ROOT, "examples"), dir, { recursive: true });
-    const r = cli(dir, "dockerfile", "-");
+    const r = await cli(dir, "dockerfile", "-");
     expect(r.status, r.stderr).toBe(0);
     const text = r.stdout;
     const name = dir.split("/").pop();
@@ -102,12 +109,12 @@ describe("hangar dockerfile", () => {
     expect(existsSync(join(dir, "Dockerfile"))).toBe(false);
   });
 
-  it("--add-docker-compose writes the Dockerfile and a Compose file: API, worker, PostgreSQL, Redis", () => {
+  it("--add-docker-compose writes the Dockerfile and a Compose file: API, worker, PostgreSQL, Redis", async () => {
     const dir = project({
       ".env": "A=1\n",
       "langgraph.json": { graphs: { agent: "./agent.ts:graph" }, env: ".env" },
     });
-    const r = cli(dir, "dockerfile", "--add-docker-compose");
+    const r = await cli(dir, "dockerfile", "--add-docker-compose");
     expect(r.status, r.stderr).toBe(0);
     expect(readFileSync(join(dir, "Dockerfile"), "utf8")).toContain("FROM node:20-bookworm-slim");
     const compose = yaml.load(readFileSync(join(dir, "docker-compose.yml"), "utf8")) as {
@@ -141,28 +148,28 @@ describe("hangar dockerfile", () => {
     expect(api.volumes).toEqual(["hangar-data:/data"]);
   });
 
-  it("keeps a .dockerignore of the project, warning about what it lets in; refuses one leaving out .hangar-docker/", () => {
+  it("keeps a .dockerignore of the project, warning about what it lets in; refuses one leaving out .hangar-docker/", async () => {
     const dir = project({ ".dockerignore": "node_modules\n" });
-    const r = cli(dir, "dockerfile", "-");
+    const r = await cli(dir, "dockerfile", "-");
     expect(r.status, r.stderr).toBe(0);
     expect(readFileSync(join(dir, ".dockerignore"), "utf8")).toBe("node_modules\n");
     expect(r.stderr).toContain("does not leave out .env");
     expect(r.stderr).toContain("does not leave out .hangar");
     const blocked = project({ ".dockerignore": ".*\n" });
-    const b = cli(blocked, "dockerfile", "-");
+    const b = await cli(blocked, "dockerfile", "-");
     expect(b.status).toBe(1);
     expect(b.stderr).toContain("leaves out .hangar-docker/");
   });
 
-  it("refuses what the image could not be built from, naming it", () => {
-    const old = cli(
+  it("refuses what the image could not be built from, naming it", async () => {
+    const old = await cli(
       project({ "langgraph.json": { node_version: "18", graphs: { a: "./agent.ts:g" } } }),
       "dockerfile",
       "-",
     );
     expect(old.status).toBe(2);
     expect(old.stderr).toContain("node_version must be a Node version of at least 20");
-    const outside = cli(
+    const outside = await cli(
       project({ "langgraph.json": { dependencies: [".."], graphs: { a: "./agent.ts:g" } } }),
       "dockerfile",
       "-",
@@ -173,7 +180,7 @@ describe("hangar dockerfile", () => {
 });
 
 describe("the Dockerfile", () => {
-  it("installs production dependencies with the package manager of the lockfile", () => {
+  it("installs production dependencies with the package manager of the lockfile", async () => {
     const pkg = { "package.json": { name: "p" } };
     const cases: [Record<string, string | object>, string, string][] = [
       [
@@ -210,7 +217,7 @@ describe("the Dockerfile", () => {
     }
   });
 
-  it("follows node_version, dockerfile_lines, local dependencies, the base images and every section", () => {
+  it("follows node_version, dockerfile_lines, local dependencies, the base images and every section", async () => {
     const dir = project({
       "package.json": {},
       "libs/tools/package.json": {},
@@ -274,14 +281,14 @@ describe("the Dockerfile", () => {
     expect(p.warnings.join("\n")).toContain("some-registry-package not installed");
   });
 
-  it("quotes ENV values so the builder takes them as they are", () => {
+  it("quotes ENV values so the builder takes them as they are", async () => {
     expect(envValue('{"a":"b"}')).toBe(`'{"a":"b"}'`);
     expect(envValue(`{"a":"it's $HOME \\\\"}`)).toBe(`"{\\"a\\":\\"it's \\$HOME \\\\\\\\\\"}"`);
   });
 });
 
 describe("the Compose file", () => {
-  it("with --postgres-uri has no PostgreSQL service and reaches the host", () => {
+  it("with --postgres-uri has no PostgreSQL service and reaches the host", async () => {
     const dir = project({});
     const written = composeObject(readDockerProject(join(dir, "langgraph.json")), {
       image: "x",
@@ -301,7 +308,7 @@ describe("the Compose file", () => {
     expect(yaml.load(toYaml(written))).toEqual(written);
   });
 
-  it("is YAML that reads back as written", () => {
+  it("is YAML that reads back as written", async () => {
     const value = {
       a: { "b-c": ["x", { y: 1, z: [true, 'q"uote'] }], empty: {}, none: [] },
       "with space": "v: w",
@@ -314,7 +321,7 @@ describe("the image's entry point", () => {
   const defaults = ["--config", "/deps/app/langgraph.json", "--data-dir", "/data", "--host", "0.0.0.0", "--"];
   const serve = ["serve", "--config", "/deps/app/langgraph.json", "--data-dir", "/data", "--host", "0.0.0.0"];
 
-  it("runs `hangar serve` with the image's defaults, without the data directory on PostgreSQL", () => {
+  it("runs `hangar serve` with the image's defaults, without the data directory on PostgreSQL", async () => {
     expect(hangarArgs([...defaults, "serve"], false)).toEqual(serve);
     expect(hangarArgs([...defaults], false)).toEqual(serve);
     expect(hangarArgs([...defaults, "--mode", "worker"], true)).toEqual([
@@ -329,7 +336,7 @@ describe("the image's entry point", () => {
     expect(hangarArgs([...defaults, "serve", "--migrate-only"], false)).not.toContain("--data-dir");
   });
 
-  it("lets the command's own options win, and passes other commands through", () => {
+  it("lets the command's own options win, and passes other commands through", async () => {
     expect(hangarArgs([...defaults, "serve", "--host=127.0.0.1", "-c", "other.json"], false)).toEqual([
       "serve",
       "--data-dir",

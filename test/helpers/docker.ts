@@ -227,16 +227,20 @@ export function baseImage(): Promise<string> {
           throw new Error(`debootstrap failed:\n${boot.stdout.slice(-3000)}\n${boot.stderr}`);
         rmSync(join(root, "var/cache/apt/archives"), { recursive: true, force: true });
         mkdirSync(join(root, "var/cache/apt/archives/partial"), { recursive: true });
-        // This machine's Node, npm and corepack, headers included (node-gyp needs them to compile).
-        const cp = (from: string, to = from) => execFileSync("cp", ["-a", from, join(root, to)]);
-        cp(NODE, "usr/bin/node");
+        // This machine's Node, npm and corepack, headers included (node-gyp needs them to compile). Copied without
+        // blocking this worker (npm's cache below is large: a synchronous copy stalled its link to vitest).
+        const cp = async (from: string, to = from) => {
+          const r = await exec("cp", ["-a", from, join(root, to)]);
+          if (r.code !== 0) throw new Error(`cp -a ${from} failed: ${r.stderr}`);
+        };
+        await cp(NODE, "usr/bin/node");
         mkdirSync(join(root, "usr/lib/node_modules"), { recursive: true });
         for (const m of ["npm", "corepack"]) {
           const from = join(NODE_PREFIX, "lib/node_modules", m);
-          if (existsSync(from)) cp(from, `usr/lib/node_modules/${m}`);
+          if (existsSync(from)) await cp(from, `usr/lib/node_modules/${m}`);
         }
         if (existsSync(join(NODE_PREFIX, "include/node")))
-          cp(join(NODE_PREFIX, "include/node"), "usr/include/node");
+          await cp(join(NODE_PREFIX, "include/node"), "usr/include/node");
         for (const [bin, target] of [
           ["npm", "npm/bin/npm-cli.js"],
           ["npx", "npm/bin/npx-cli.js"],
@@ -248,18 +252,18 @@ export function baseImage(): Promise<string> {
         // npm's global config of this machine (its registry, CA) where this Node's npm reads it.
         if (existsSync(npmrc)) {
           mkdirSync(join(root, dirname(npmrc)), { recursive: true });
-          cp(npmrc, npmrc.slice(1));
+          await cp(npmrc, npmrc.slice(1));
         }
         if (existsSync(cafile)) {
           mkdirSync(join(root, dirname(cafile)), { recursive: true });
-          cp(cafile, cafile.slice(1));
+          await cp(cafile, cafile.slice(1));
         }
         // This machine's npm cache, when it has one (CI's `npm install` fills it), as a head start for the builds'
         // installs: what it lacks comes from the registry, so it is not part of the image's key.
         const cache = join(npmConfig("cache"), "_cacache");
         if (existsSync(cache)) {
           mkdirSync(join(root, "root/.npm"), { recursive: true });
-          cp(cache, "root/.npm/_cacache");
+          await cp(cache, "root/.npm/_cacache");
         }
         mkdirSync(join(root, "root/.npm/_prebuilds"), { recursive: true });
         writeFileSync(join(root, "root/.npm/_prebuilds", prebuild.file), prebuild.data);
