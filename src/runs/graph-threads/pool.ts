@@ -241,9 +241,7 @@ export class GraphThreadPool implements GraphRunner {
         for (const f of failed)
           opts.log.error(`a graph thread could not load the graphs: ${(f.reason as Error).message}`);
         const ms = Math.round(performance.now() - began);
-        opts.log.debug(
-          `graphs execute on ${settled.length - failed.length} graph thread(s), ready in ${ms} ms`,
-        );
+        opts.log.info(`graph threads ready: ${settled.length - failed.length}, in ${ms} ms`);
       }
     });
   }
