@@ -185,7 +185,7 @@ async function wire(
   const mode = opts.cluster?.mode ?? "all";
   const worker = mode !== "api";
   const graphs = await graphsFor(storage);
-  // Graph threads only where runs execute; on PostgreSQL each has two pools of HANGAR_DATABASE_POOL_SIZE connections.
+  // Graph threads only where runs execute (on PostgreSQL they share two more pools' worth of connections: runnerFor).
   const runner = worker ? runnerFor(backend.graphThreads, graphs) : undefined;
   // The embedded queue is this process's alone: no leases to renew, and the runs still running after the grace
   // period (none under `dev`) stop with the process and resume at the next start. A shared queue's runs finish for

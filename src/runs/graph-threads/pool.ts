@@ -219,8 +219,6 @@ export class GraphThreadPool implements GraphRunner {
   private hosts: Host[] = [];
   private nextId = 1;
   private closing = false;
-  /** Set once every thread of the start failed to load the graphs: runs then execute on the fallback. */
-  private fallingBack = false;
   /** Settles once the threads of the start are ready or failed (for tests and the log). */
   readonly started: Promise<void>;
 
@@ -232,7 +230,6 @@ export class GraphThreadPool implements GraphRunner {
       const failed = settled.filter((s): s is PromiseRejectedResult => s.status === "rejected");
       if (this.closing) return;
       if (failed.length === settled.length) {
-        this.fallingBack = true;
         opts.log.error(
           `no graph thread could load the graphs, so runs execute on the API thread (a node that computes for ` +
             `seconds holds up the API): ${(failed[0].reason as Error).message}`,
@@ -276,7 +273,8 @@ export class GraphThreadPool implements GraphRunner {
     log: Logger,
     started?: () => void,
   ): Promise<GraphRunResult> {
-    const host = this.fallingBack ? undefined : this.pick();
+    // None when every thread failed to load the graphs: the fallback (the API thread).
+    const host = this.pick();
     if (!host) return this.opts.fallback.run(job, signal, emit, log, started);
     try {
       await host.ready;
