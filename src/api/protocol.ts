@@ -14,7 +14,7 @@ import {
   protocolLog,
   readToHead,
 } from "../runs/protocol-run.js";
-import type { RunCreateStatefulT } from "../runs/schemas.js";
+import type { RunBody } from "../runs/schemas.js";
 import { SseWriter } from "../streams/sse.js";
 import { HangarError, NotFoundError } from "../lib/errors.js";
 import { isUuid } from "../lib/uuid.js";
@@ -29,7 +29,9 @@ import { isObject } from "../lib/objects.js";
 const EventsFilter = Subscription.strict();
 
 type Params = Record<string, unknown>;
-const STRATEGIES = ["reject", "rollback", "interrupt", "enqueue"];
+const STRATEGIES = ["reject", "rollback", "interrupt", "enqueue"] as const;
+const strategy = (s: unknown): RunBody["multitask_strategy"] =>
+  STRATEGIES.find((known) => known === s) ?? "enqueue";
 /** A run's status as an agent tree node's status, before the run's own lifecycle events say more. */
 const RUN_TO_LIFECYCLE: Record<string, string> = {
   pending: "started",
@@ -55,9 +57,9 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     threadId: string,
     p: Params,
     resume?: unknown,
-    extra: Params = {},
+    extra: Partial<RunBody> = {},
   ) => {
-    const body = {
+    const body: RunBody = {
       assistant_id: String(p.assistant_id),
       input: resume !== undefined ? null : (p.input ?? null),
       command:
@@ -74,11 +76,11 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
       stream_subgraphs: true,
       stream_resumable: true,
       if_not_exists: "create",
-      multitask_strategy: STRATEGIES.includes(String(p.multitaskStrategy)) ? p.multitaskStrategy : "enqueue",
+      multitask_strategy: strategy(p.multitaskStrategy),
       on_disconnect: "continue",
       durability: "async",
       ...extra,
-    } as unknown as RunCreateStatefulT;
+    };
     return createRunOnThread(ctx, req, threadId, body);
   };
 
@@ -213,7 +215,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           return failure(cmd.id, "no_such_checkpoint", `no checkpoint ${p.checkpoint_id} on this thread`);
         }
         const started = await startRun(req, threadId, { ...p, assistant_id: assistant }, undefined, {
-          checkpoint_id: p.checkpoint_id,
+          checkpoint_id: known.checkpoint_id,
         });
         return {
           type: "success",

@@ -2,6 +2,7 @@
 import type { FastifyReply, FastifyRequest } from "fastify";
 import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import type { StartedRun } from "../runs/service.js";
+import type { RunBody } from "../runs/schemas.js";
 import { isResumable } from "../runs/kwargs.js";
 import { joinFilter } from "../runs/stream-modes.js";
 import { serialize, type EventSource, type StreamEvent, type StreamFrom } from "../streams/channel.js";
@@ -96,7 +97,7 @@ export async function createRunOnThread(
   ctx: ApiContext,
   req: FastifyRequest,
   threadId: string,
-  body: S.RunCreateStatefulT,
+  body: RunBody,
 ): Promise<StartedRun> {
   const { guard } = ctx;
   const value = { thread_id: threadId, assistant_id: body.assistant_id, metadata: body.metadata ?? {} };
@@ -110,7 +111,7 @@ export async function createRunOnThread(
 
 export function runRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { runs, storage, guard } = ctx;
-  const createOnThread = (req: FastifyRequest, threadId: string, body: S.RunCreateStatefulT) =>
+  const createOnThread = (req: FastifyRequest, threadId: string, body: RunBody) =>
     createRunOnThread(ctx, req, threadId, body);
   const createStateless = async (req: FastifyRequest, body: S.RunCreateStatelessT) => {
     await guard.filter(req, "threads:create_run", { thread_id: null, assistant_id: body.assistant_id });

@@ -2,7 +2,7 @@
 // its graph must exist, the body must be consistent, the thread is found or created, the run is admitted.
 import { randomUUID } from "node:crypto";
 import { busy, notFound } from "../lib/errors.js";
-import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
+import type { RunBody, RunCreateStatelessT } from "./schemas.js";
 import { findAssistant } from "../graphs/assistants.js";
 import type { GraphRegistry } from "../graphs/registry.js";
 import type { Assistant, Json, Run, RunInput, Storage, Thread } from "../storage/types.js";
@@ -53,7 +53,7 @@ const threadMetadata = (assistant: Assistant, owner: Json, body: { metadata?: Js
 export async function runThread(
   storage: Storage,
   threadId: string,
-  body: RunCreateStatefulT,
+  body: RunBody,
   assistant: Assistant,
   owner: Json,
 ): Promise<Thread> {
@@ -77,7 +77,7 @@ export async function statefulRunTarget(
   storage: Storage,
   graphs: GraphRegistry,
   webhooks: AddressPolicy,
-  req: { threadId: string; body: RunCreateStatefulT; owner: Json; known?: Thread },
+  req: { threadId: string; body: RunBody; owner: Json; known?: Thread },
 ): Promise<{ assistant: Assistant; thread: Thread }> {
   const { threadId, body, owner, known } = req;
   await checkRunBody(body, webhooks);
@@ -95,7 +95,7 @@ export async function keptRun(
   assistant: Assistant,
   owner: Json,
   body: RunCreateStatelessT,
-): Promise<{ threadId: string; body: RunCreateStatefulT }> {
+): Promise<{ threadId: string; body: RunBody }> {
   const threadId = randomUUID();
   await storage.threads.create({ thread_id: threadId, metadata: threadMetadata(assistant, owner, body) });
   const { on_completion: _c, ...rest } = body;
@@ -123,7 +123,7 @@ function threadConfig(assistant: Assistant, thread: Thread, body: { config?: Jso
 /** A new pending run's record (on a thread, or with no thread: `threadId` null) and its kwargs. */
 export function newRun(
   thread: Thread | null,
-  body: RunCreateStatefulT | RunCreateStatelessT,
+  body: RunBody | RunCreateStatelessT,
   assistant: Assistant,
   strategy: Run["multitask_strategy"],
 ): { input: RunInput; kwargs: RunKwargs } {
@@ -154,7 +154,7 @@ export async function admitRun(
   queue: RunQueue,
   storage: Storage,
   thread: Thread,
-  body: RunCreateStatefulT,
+  body: RunBody,
   assistant: Assistant,
 ): Promise<{ run: Run; kwargs: RunKwargs; current: string | null; delayed: string[] }> {
   const threadId = thread.thread_id;

@@ -21,7 +21,7 @@ import type { GraphRunner } from "./graph-runner.js";
 import { isResumable, streamsValues } from "./kwargs.js";
 import type { AddressPolicy } from "./net-policy.js";
 import type { RunQueue } from "./queue.js";
-import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
+import type { RunBody, RunCreateStatelessT } from "./schemas.js";
 import { FinishListeners, type FinishListener, type RunService, type StartedRun } from "./service.js";
 import { RunWorker, type EndPayload, type WorkerOptions } from "./worker.js";
 
@@ -74,7 +74,7 @@ export class RunEngine implements RunService {
 
   async createStateful(
     threadId: string,
-    body: RunCreateStatefulT,
+    body: RunBody,
     owner: Json = {},
     known?: Thread,
   ): Promise<StartedRun> {

@@ -1,5 +1,5 @@
 // Builds a run's execution arguments (config, context, metadata, stream options) from the request and assistant.
-import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
+import type { RunBody, RunCreateStatelessT } from "./schemas.js";
 import type { Assistant, Json, Thread } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
 import { isObject } from "../lib/objects.js";
@@ -46,7 +46,7 @@ function withoutPosition(configurable: Json): Json {
  * the request's, then the run's identifiers; its `config.metadata` is the run's metadata (runMetadata).
  */
 export function buildKwargs(
-  body: RunCreateStatefulT | RunCreateStatelessT,
+  body: RunBody | RunCreateStatelessT,
   assistant: Assistant,
   runId: string,
   thread: Thread | null,

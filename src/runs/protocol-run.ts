@@ -4,9 +4,10 @@
 // `interrupted`, and state values never carry `__interrupt__`.
 import type { AnyGraph } from "../graphs/registry.js";
 import type { EventSource, StreamEvent, StreamFrom } from "../streams/channel.js";
+import type { ProtocolMode } from "./schemas.js";
 
 /** The stream mode that marks a run as a protocol v2 run (set by the protocol's commands, never by clients). */
-export const PROTOCOL_MODE = "protocol";
+export const PROTOCOL_MODE: ProtocolMode = "protocol";
 /** The event name protocol events have in a run's and a thread's event logs. */
 export const PROTOCOL_EVENT = "protocol";
 

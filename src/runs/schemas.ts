@@ -84,3 +84,15 @@ export const RunCreateStateless = z.object({
 });
 export type RunCreateStatefulT = z.infer<typeof RunCreateStateful>;
 export type RunCreateStatelessT = z.infer<typeof RunCreateStateless>;
+
+/** The stream mode of protocol v2's runs: set by the server for its own runs, refused from a client (not a StreamMode). */
+export type ProtocolMode = "protocol";
+/** A mode a client may ask for, or the protocol-v2 mode the server sets for its own runs. */
+export type RunStreamMode = StreamModeName | ProtocolMode;
+/**
+ * A stateful run's body as the run service takes it: one a client sent (RunCreateStateful, which admits no
+ * `protocol` mode), or one the server makes for its own runs (protocol v2).
+ */
+export type RunBody = Omit<RunCreateStatefulT, "stream_mode"> & {
+  stream_mode: RunStreamMode | RunStreamMode[];
+};

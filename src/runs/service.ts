@@ -1,6 +1,6 @@
 // What the API and the schedulers need of runs, whichever backend executes them: the embedded manager (one
 // process, in-memory queue) or the scale-out one (PostgreSQL queue, Redis logs, many workers).
-import type { RunCreateStatefulT, RunCreateStatelessT } from "./schemas.js";
+import type { RunBody, RunCreateStatelessT } from "./schemas.js";
 import type { Json, Run, Thread } from "../storage/types.js";
 import type { EventSource } from "../streams/channel.js";
 import type { CancelAction, RunResult } from "./execute-job.js";
@@ -21,12 +21,7 @@ export interface RunService {
    * Creates a run on a thread; it starts now, after the thread's current run, or instead of it. `known`: the
    * thread as the caller just read it (not read again); absent, it is read here.
    */
-  createStateful(
-    threadId: string,
-    body: RunCreateStatefulT,
-    owner?: Json,
-    known?: Thread,
-  ): Promise<StartedRun>;
+  createStateful(threadId: string, body: RunBody, owner?: Json, known?: Thread): Promise<StartedRun>;
   /** A run with no thread (or on a new kept thread with on_completion "keep"). */
   createStateless(body: RunCreateStatelessT, owner?: Json): Promise<StartedRun>;
   /** Cancels a run of a thread; with `wait`, resolves once it has stopped. Unknown runs are 404. */

@@ -3,10 +3,9 @@
 // executor, the join of a run's stream and the thread stream read them here rather than each knowing the modes.
 import type { StreamEvent } from "../streams/channel.js";
 import { PROTOCOL_EVENT, PROTOCOL_MODE } from "./protocol-run.js";
-import type { StreamModeName } from "./schemas.js";
+import type { RunStreamMode } from "./schemas.js";
 
-/** A mode a client may ask for, or the protocol-v2 mode the server sets for its own runs. */
-export type RunStreamMode = StreamModeName | typeof PROTOCOL_MODE;
+export type { RunStreamMode };
 
 interface ModeSpec {
   /** LangGraph stream modes the graph is asked for. */
