@@ -180,6 +180,8 @@ async function serve(
       HANGAR_QUEUE_POLL_MS: "200",
       HANGAR_SHUTDOWN_GRACE_SECONDS: "2",
       HANGAR_CONNECT_TIMEOUT_SECONDS: "20",
+      // Without graph threads, as the harness's servers (test/helpers/server.ts baseEnv), unless the run sets them.
+      HANGAR_GRAPH_THREADS: process.env.HANGAR_GRAPH_THREADS ?? "0",
       ...env,
     },
   });
