@@ -25,9 +25,10 @@ export type SqlRequest =
   /** The result of the write posted with this id. */
   | { kind: "result"; id: number }
   /** Answered once every write posted before it ran (or with the error of one that failed). */
-  | { kind: "flush" }
-  /** The thread's checkpoints are about to change (WriteTracker.touch); not answered. */
-  | { kind: "touch"; threadId: string };
+  | { kind: "flush" };
+
+/** A request as posted: `touch` names threads whose checkpoints change (WriteTracker.touch, run before it). */
+type Posted = SqlRequest & { seq?: number; touch?: string[] };
 
 /** Results of writes not waited for that the API thread keeps until asked for (the oldest are dropped). */
 const KEPT_RESULTS = 256;
@@ -73,9 +74,21 @@ export class RemoteDatabase {
   /** Id of the last write posted with `run()`. */
   private lastId = 0;
 
+  /** Threads touched since the last request posted (see touch). */
+  private touched: string[] = [];
+
+  /** Posts a request, with the threads touched since the last one. */
+  private post(req: Posted): void {
+    if (this.touched.length) {
+      req.touch = this.touched;
+      this.touched = [];
+    }
+    this.port.postMessage(req);
+  }
+
   /** Posts a write without waiting for it. */
   private send(req: SqlRequest): void {
-    this.port.postMessage(req);
+    this.post(req);
     this.unsynced++;
   }
 
@@ -89,7 +102,7 @@ export class RemoteDatabase {
 
   private call(req: SqlRequest): unknown {
     const seq = ++this.seq;
-    this.port.postMessage({ ...req, seq });
+    this.post({ ...req, seq });
     this.unsynced = 0;
     let answer: (SqlAnswer & { seq?: number }) | undefined;
     while (!answer) {
@@ -138,9 +151,12 @@ export class RemoteDatabase {
     };
   }
 
-  /** Marks a thread's checkpoints changed on the API thread, ahead of the write that follows on the same port. */
+  /**
+   * Marks a thread's checkpoints changed on the API thread, just before the next request posted runs there (the
+   * thread's write): its id goes with that request's message, not in a message of its own.
+   */
   touch(threadId: string | undefined): void {
-    if (typeof threadId === "string") this.port.postMessage({ kind: "touch", threadId } satisfies SqlRequest);
+    if (typeof threadId === "string") this.touched.push(threadId);
   }
 
   exec(sql: string): this {
@@ -194,7 +210,7 @@ export function serveDatabase(
   // The error of a write that was not waited for, given to the next call that waits; the results of such writes.
   let failed: { message: string; code?: string } | undefined;
   const results = new Map<number, unknown>();
-  const answer = (req: Exclude<SqlRequest, { kind: "touch" }>): unknown => {
+  const answer = (req: SqlRequest): unknown => {
     if (req.kind === "flush") return null;
     if (req.kind === "result") {
       if (!results.has(req.id)) throw new Error("the result of that write is no longer kept");
@@ -221,8 +237,8 @@ export function serveDatabase(
     }
     return req.mode === "get" ? stmt.get(...params) : stmt.all(...params);
   };
-  const onMessage = (req: SqlRequest) => {
-    if (req.kind === "touch") return touch(req.threadId);
+  const onMessage = (req: Posted) => {
+    if (req.touch) for (const id of req.touch) touch(id);
     const waited = req.kind !== "batch" && !(req.kind === "one" && req.id !== undefined);
     let reply: SqlAnswer;
     if (waited && failed) {
@@ -244,7 +260,7 @@ export function serveDatabase(
       }
       return;
     }
-    port.postMessage({ ...reply, seq: (req as { seq?: number }).seq });
+    port.postMessage({ ...reply, seq: req.seq });
     Atomics.store(signal, 0, 1);
     Atomics.notify(signal, 0);
   };
@@ -254,7 +270,7 @@ export function serveDatabase(
     // What the thread posted before it ended runs now, in order, before its runs' ends are recorded (writes it did
     // not wait for must not land after a later run of the same thread started).
     for (let m = receiveMessageOnPort(port); m; m = receiveMessageOnPort(port))
-      onMessage(m.message as SqlRequest);
+      onMessage(m.message as Posted);
     port.close();
   };
 }
