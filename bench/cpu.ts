@@ -3,9 +3,11 @@
  * run, for Hangar embedded (`hangar`: `hangar dev`, SQLite), Hangar on PostgreSQL + Redis (`pg1`: `hangar
  * serve`, one `--mode api` + one `--mode worker` process; `pg2` on request), the official dev server 1.5.1
  * (`peer`) and the same graph invoked in this process by LangGraph.js with a SQLite file checkpointer and no
- * HTTP (`inprocess`: the "graph invoked yourself" figure).
+ * HTTP (`inprocess`: the "graph invoked yourself" figure); on request, `executor`: Hangar's own execution of that
+ * run in this process (streaming as the official server's runs do, the state read at the end), without HTTP or
+ * records, the floor under what a wire-compatible server can cost per run.
  *
- *   npm run bench:cpu -- [--target hangar,pg1,peer,inprocess] [--n 1000 | --quick] [--concurrency 8]
+ *   npm run bench:cpu -- [--target hangar,pg1,peer,inprocess,executor] [--n 1000 | --quick] [--concurrency 8]
  *                        [--only thread-create,run-wait,run-stream,history]
  *
  * Phases, in this order, on one server per target (started and stopped by bench/servers.ts), each at
@@ -44,6 +46,7 @@
  * is 1 only if an operation failed or a target did not start.
  */
 import { spawnSync } from "node:child_process";
+import { randomUUID } from "node:crypto";
 import {
   mkdirSync,
   mkdtempSync,
@@ -86,7 +89,7 @@ import {
 } from "./servers.ts";
 
 /** Every target of this bench, in report order, and the default selection. */
-type CpuTarget = TargetName | "inprocess";
+type CpuTarget = TargetName | "inprocess" | "executor";
 const CPU_TARGETS: readonly CpuTarget[] = [
   "hangar",
   "hangar-aes",
@@ -95,6 +98,7 @@ const CPU_TARGETS: readonly CpuTarget[] = [
   "pg2",
   "peer",
   "inprocess",
+  "executor",
 ];
 const DEFAULT_TARGETS: CpuTarget[] = ["hangar", "pg1", "peer", "inprocess"];
 
@@ -1041,9 +1045,51 @@ async function benchServer(
 }
 
 /** The run-wait phase in this process: the chat graph with a SQLite file checkpointer, no HTTP. */
-async function benchInProcess(opts: Options, info: TargetInfo, results: PhaseResult[]): Promise<void> {
+/**
+ * Hangar's own execution of a run, in this process, on the same graph and checkpointer as `inprocess`: the
+ * executor as a `runs/wait` runs it (stream modes values and tasks, the chat model made to stream its tokens as the
+ * official server does for every run, each event serialized as it would be for a stream) and the thread's state
+ * read at the end, with no HTTP, no run or thread record and no log. What a run costs before the server's own work.
+ */
+async function executorInvoker(saver: SqliteSaver): Promise<(threadId: string) => Promise<unknown>> {
+  await loadInvoker(saver); // the project's env applied and the graph given the checkpointer
+  const { graph } = await import("../examples/src/chat.ts");
+  const { executeRun } = await import("../src/runs/executor.ts");
+  const { serialize } = await import("../src/streams/channel.ts");
+  const { createLogger } = await import("../src/lib/logger.ts");
+  const { snapshotToState } = await import("../src/runs/state.ts");
+  const silent = createLogger({ level: "silent" });
+  const emit = (_event: string, data: unknown) => void serialize(data);
+  return async (threadId) => {
+    const runId = randomUUID();
+    const kwargs = {
+      input: INPUT,
+      config: { configurable: { thread_id: threadId } },
+      stream_mode: ["values"],
+      subgraphs: false,
+    };
+    const outcome = await executeRun(
+      graph as never,
+      kwargs,
+      runId,
+      new AbortController().signal,
+      emit,
+      silent,
+    );
+    if (outcome.status !== "success") throw new Error(`executor: run ended ${outcome.status}`);
+    snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+    return outcome.values;
+  };
+}
+
+async function benchInProcess(
+  opts: Options,
+  info: TargetInfo,
+  results: PhaseResult[],
+  target: "inprocess" | "executor",
+): Promise<void> {
   if (!opts.phases.includes(runWaitPhase)) {
-    info.notes.push("inprocess has the run-wait phase only (not selected)");
+    info.notes.push(`${target} has the run-wait phase only (not selected)`);
     return;
   }
   const dir = mkdtempSync(join(tmpdir(), "hangar-bench-cpu-"));
@@ -1051,16 +1097,19 @@ async function benchInProcess(opts: Options, info: TargetInfo, results: PhaseRes
   process.once("exit", cleanup);
   const saver = SqliteSaver.fromConnString(join(dir, "checkpoints.sqlite"));
   try {
-    const invoke = await loadInvoker(saver);
-    info.details = `graph.invoke in this process, SqliteSaver on a file (${dir})`;
-    log(`  inprocess: ${info.details}`);
+    const invoke = target === "inprocess" ? await loadInvoker(saver) : await executorInvoker(saver);
+    info.details =
+      target === "inprocess"
+        ? `graph.invoke in this process, SqliteSaver on a file (${dir})`
+        : `Hangar's executeRun in this process (no HTTP, no records), SqliteSaver on a file (${dir})`;
+    log(`  ${target}: ${info.details}`);
     const op = async () => {
       const t0 = performance.now();
       await invokeOnNewThread(invoke);
       return { latency: performance.now() - t0 };
     };
     const r = await runPhase({
-      target: "inprocess",
+      target,
       phase: runWaitPhase,
       op,
       sampler: selfSampler(),
@@ -1068,10 +1117,10 @@ async function benchInProcess(opts: Options, info: TargetInfo, results: PhaseRes
       note: (msg) => info.notes.push(msg),
     });
     results.push(r);
-    log(`  inprocess run-wait: ${describe(r)}`);
+    log(`  ${target} run-wait: ${describe(r)}`);
   } catch (err) {
     info.error = (err as Error).message;
-    log(`  inprocess: FAILED: ${info.error}`);
+    log(`  ${target}: FAILED: ${info.error}`);
   } finally {
     saver.db.close();
     cleanup();
@@ -1251,6 +1300,9 @@ function ratios(results: PhaseResult[]): Ratio[] {
     "≤ 1.5",
     (v) => v <= 1.5,
   ]);
+  // The floor of any wire-compatible server: Hangar's executor alone (see executorInvoker) over graph.invoke.
+  ratio("executor CPU/run ÷ in-process CPU/run", rw("executor")?.serverMsPerOp, inproc?.serverMsPerOp);
+  ratio("embedded CPU/run ÷ executor CPU/run", hangar?.serverMsPerOp, rw("executor")?.serverMsPerOp);
   for (const t of ["pg1", "pg2"] as const) {
     ratio(
       `${t} total CPU/run (incl. PostgreSQL + Redis) ÷ embedded`,
@@ -1324,6 +1376,8 @@ const USAGE = `Usage: npm run bench:cpu -- [options]
                          pg2        the same with 2 worker processes
                          peer       the official dev server (@langchain/langgraph-cli dev)
                          inprocess  graph.invoke in this process, SQLite file checkpointer (run-wait only)
+                         executor   Hangar's executeRun of the same graph in this process, its state read at
+                                    the end; no HTTP, no records (run-wait only): a run's floor
   --only <phases>      comma-separated (default all): ${PHASE_IDS.join(", ")}
   --n <count>          operations per phase (default ${DEFAULT_N}; warm-up ${WARMUP_FRACTION * 100}% more)
   --quick              --n ${QUICK_N}
@@ -1404,7 +1458,7 @@ async function main(): Promise<number> {
       log(`\n== ${t}`);
       const i: TargetInfo = { setupErrors: {}, notes: [] };
       info[t] = i;
-      if (t === "inprocess") await benchInProcess(opts, i, results);
+      if (t === "inprocess" || t === "executor") await benchInProcess(opts, i, results, t);
       else await benchServer(t, opts, `cpu-${stamp}`, i, getMonitors, results);
     }
   } finally {
