@@ -105,7 +105,19 @@ async function start(): Promise<Running> {
     const log = join(base, `${name}.log`);
     const warm = join(base, `${name}.warm.json`);
     const out = openSync(log, "a");
-    const args = ["dev", "--port", String(port), "--host", "127.0.0.1", "--no-browser", "--no-reload"];
+    // Four queue workers rather than its 10: each polls every ~0.5 s, scanning every run the peer ever stored, for
+    // the whole test run (its idle CPU); the files using a peer never have more than a few runs going at once.
+    const args = [
+      "dev",
+      "--port",
+      String(port),
+      "--host",
+      "127.0.0.1",
+      "--no-browser",
+      "--no-reload",
+      "--n-jobs-per-worker",
+      "4",
+    ];
     const proc = spawn(
       process.execPath,
       [OFFICIAL_BIN, ...args, "--config", join(project, "langgraph.json")],
