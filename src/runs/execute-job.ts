@@ -94,8 +94,11 @@ export function persistEnd<T>(write: () => Promise<T>): Promise<T> {
   });
 }
 
+/** The graph a run executes, and its assistant. */
+export type RunGraph = Pick<Assistant, "graph_id" | "assistant_id">;
+
 /** The context of a run's log lines. */
-export function runContext(run: Run, assistant?: Assistant, attempt?: number): Record<string, unknown> {
+export function runContext(run: Run, assistant?: RunGraph, attempt?: number): Record<string, unknown> {
   return {
     run_id: run.run_id,
     thread_id: run.thread_id ?? undefined,
@@ -107,7 +110,7 @@ export function runContext(run: Run, assistant?: Assistant, attempt?: number): R
 
 export interface ExecJob {
   run: Run;
-  assistant: Assistant;
+  assistant: RunGraph;
   kwargs: RunKwargs;
   channel: EventSink;
   stateless: boolean;

@@ -15,6 +15,7 @@ import {
   runFailed,
   type CancelAction,
   type RunDeps,
+  type RunGraph,
   type RunResult,
 } from "./execute-job.js";
 import type { RunKwargs } from "./executor.js";
@@ -150,6 +151,18 @@ export class RunWorker {
     ex.controller.abort();
   }
 
+  /**
+   * The graph the run was created for, as its kwargs name it (`config.configurable.graph_id`, which the server
+   * sets over the client's; the official server's worker reads it there too): no read of the assistant per run.
+   * A record without it (an earlier version's) reads the assistant.
+   */
+  private async runGraph(run: ClaimedRun): Promise<RunGraph | null> {
+    const config = (run.kwargs as { config?: { configurable?: Record<string, unknown> } } | null)?.config;
+    const graphId = config?.configurable?.graph_id;
+    if (typeof graphId === "string") return { graph_id: graphId, assistant_id: run.assistant_id };
+    return findAssistant(this.deps.storage, run.assistant_id);
+  }
+
   private async execute(ex: Executing): Promise<void> {
     const { run } = ex;
     const resumable = isResumable(run.kwargs);
@@ -159,7 +172,7 @@ export class RunWorker {
     try {
       let result: RunResult;
       try {
-        const assistant = await findAssistant(this.deps.storage, run.assistant_id);
+        const assistant = await this.runGraph(run);
         if (!assistant || !this.deps.graphs.has(assistant.graph_id)) {
           throw new Error(`assistant "${run.assistant_id}" or its graph is not available on this worker`);
         }
