@@ -366,7 +366,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       if (opts.warmSchemas ?? env.server.schemasAhead) schemasOf(graphs).warm();
     }
     const recovered = await backend.start();
-    const crons = new CronScheduler(storage, runs, log);
+    const crons = new CronScheduler(storage, runs, log, broker);
     const sweeper = new ThreadSweeper(storage, broker, (id) => runs.isBusy(id), log);
     let background = false;
     const startBackground = () => {

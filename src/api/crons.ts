@@ -5,7 +5,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { metadataMatches } from "../auth/auth.js";
 import type { z } from "zod";
 import { findAssistant } from "../graphs/assistants.js";
-import { nextRunDate } from "../runs/crons.js";
+import { CRONS_SIGNAL, nextRunDate } from "../runs/crons.js";
 import { checkWebhookUrl } from "../runs/webhook.js";
 import type { Cron, Json } from "../storage/types.js";
 import type { ApiContext } from "./context.js";
@@ -44,6 +44,8 @@ function keepAuth(current: unknown, patch: unknown): Json {
 
 export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
   const { storage } = ctx;
+  /** The cron schedulers of the deployment look at the crons now (they sleep until the next one is due). */
+  const schedulersWake = () => void ctx.broker.signal(CRONS_SIGNAL, "1").catch(() => {});
   /** The cron, if it exists and the auth handler's filter lets the request see it; 404 otherwise. */
   const load = async (req: FastifyRequest, id: string) => {
     const c = await storage.crons.get(id);
@@ -64,7 +66,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     if (threadId)
       await ctx.guard.thread(req, threadId, "threads:create_run", { assistant_id: body.assistant_id });
     const next = nextRunDate(body.schedule, body.timezone, new Date(), body.end_time);
-    return cronOut(
+    const created = cronOut(
       await storage.crons.create({
         cron_id: randomUUID(),
         assistant_id: assistant.assistant_id,
@@ -81,6 +83,8 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         next_run_date: next,
       }),
     );
+    schedulersWake();
+    return created;
   };
 
   return async (app) => {
@@ -135,6 +139,7 @@ export function cronRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
           ...(b.metadata ? { metadata: { ...cur.metadata, ...b.metadata } } : {}),
           ...(reschedule ? { next_run_date: nextRunDate(schedule, timezone, new Date(), endTime) } : {}),
         });
+        if (reschedule) schedulersWake();
         return cronOut(updated!);
       },
     );

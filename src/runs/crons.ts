@@ -40,29 +40,63 @@ export function nextRunDate(
 /** next_run_date while a cron's last date is being fired (never due). */
 const FIRING_LAST = "9999-12-31T23:59:59.999Z";
 
+/** The channel of the broker's signals saying a cron was made or changed (CronScheduler wakes up). */
+export const CRONS_SIGNAL = "crons";
+
+/**
+ * Longest sleep of the scheduler: it sleeps until the next cron is due, and is woken by CRONS_SIGNAL when a cron is
+ * made or changed (by any process of the deployment); this bounds how late a cron fires if a signal was lost.
+ */
+const MAX_SLEEP_MS = 5_000;
+
 export class CronScheduler {
   private timer: NodeJS.Timeout | undefined;
   private ticking = false;
+  /** A wake-up came during a look at the crons: look again at once after it. */
+  private again = false;
+  private stopped = true;
 
   constructor(
     private storage: Storage,
     private runs: RunService,
     private log: Logger,
-    private tickMs = 250,
+    /** The broker's signals (CRONS_SIGNAL wakes the scheduler). */
+    private signals?: { onSignal(channel: string, handler: (message: string) => void): Promise<void> },
   ) {}
 
   start(): void {
-    this.timer = setInterval(() => void this.tick(), this.tickMs);
-    this.timer.unref();
+    this.stopped = false;
+    this.signals
+      ?.onSignal(CRONS_SIGNAL, () => this.wake())
+      .catch((e: Error) =>
+        this.log.warn(`cron scheduler: no wake-up signals (${e.message}); it looks every 5 s`),
+      );
+    this.sleep(0);
   }
 
   stop(): void {
-    clearInterval(this.timer);
+    this.stopped = true;
+    clearTimeout(this.timer);
   }
 
+  /** Looks at the crons now (a cron was made or changed). */
+  wake(): void {
+    if (this.ticking) this.again = true;
+    else this.sleep(0);
+  }
+
+  private sleep(ms: number): void {
+    clearTimeout(this.timer);
+    if (this.stopped) return;
+    this.timer = setTimeout(() => void this.tick(), ms);
+    this.timer.unref();
+  }
+
+  /** Fires the due crons' runs, then sleeps until the next one is due (at most MAX_SLEEP_MS). */
   async tick(): Promise<void> {
     if (this.ticking) return;
     this.ticking = true;
+    let nextDue: number | null = null;
     try {
       const now = new Date();
       for (const cron of await this.storage.crons.due(now.toISOString())) {
@@ -76,11 +110,15 @@ export class CronScheduler {
           if (next === null) await this.storage.crons.claim(cron.cron_id, FIRING_LAST, null);
         }
       }
+      nextDue = await this.storage.crons.nextDue();
     } catch (e) {
       this.log.error({ err: e }, "cron scheduler failed");
     } finally {
       this.ticking = false;
     }
+    const wait = this.again ? 0 : nextDue === null ? MAX_SLEEP_MS : nextDue - Date.now();
+    this.again = false;
+    this.sleep(Math.min(Math.max(wait, 0), MAX_SLEEP_MS));
   }
 
   /**

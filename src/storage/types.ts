@@ -314,6 +314,8 @@ export interface CronStore {
   count(q: Omit<CronSearch, "limit" | "offset" | "sort_by" | "sort_order" | "enabled">): Promise<number>;
   /** Enabled crons whose next run is due at `now`. */
   due(now: string): Promise<Cron[]>;
+  /** When the next run of an enabled cron is due (milliseconds since the epoch), or null if none is. */
+  nextDue(): Promise<number | null>;
   /**
    * Moves a cron from the run date it was due at to the next one, only if nobody did meanwhile: true means
    * this caller fires that date (exactly once, also with several processes).

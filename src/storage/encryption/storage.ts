@@ -244,6 +244,7 @@ function crons(inner: CronStore, c: StorageCipher, open: EncryptedRecords): Cron
       return inner.count(q);
     },
     due: async (now) => mapAsync(await inner.due(now), (x) => open.cron(x)),
+    nextDue: () => inner.nextDue(),
   });
 }
 

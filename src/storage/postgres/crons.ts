@@ -136,6 +136,14 @@ export class PostgresCrons implements CronStore {
     return rows.map(toCron);
   }
 
+  async nextDue(): Promise<number | null> {
+    const [r] = await this.db.rows<{ ms: number | null }>(
+      `SELECT (EXTRACT(EPOCH FROM MIN(next_run_date)) * 1000)::float8 AS ms FROM ${this.t.crons}
+       WHERE enabled AND next_run_date IS NOT NULL`,
+    );
+    return r?.ms ?? null;
+  }
+
   async claim(id: string, dueAt: string, next: string | null): Promise<boolean> {
     if (!isUuid(id)) return false;
     // One conditional UPDATE: of several processes claiming the same date, exactly one changes the row.

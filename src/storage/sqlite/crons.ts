@@ -138,6 +138,13 @@ export class SqliteCrons implements CronStore {
       .map(toCron);
   }
 
+  async nextDue(): Promise<number | null> {
+    const r = this.stmt(
+      "SELECT MIN(next_run_date) AS next FROM crons WHERE enabled = 1 AND next_run_date IS NOT NULL",
+    ).get() as { next: string | null } | undefined;
+    return r?.next ? Date.parse(r.next) : null;
+  }
+
   async claim(id: string, dueAt: string, next: string | null): Promise<boolean> {
     this.begin();
     return (
