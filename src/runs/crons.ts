@@ -7,6 +7,7 @@ import { invalidInput } from "../lib/errors.js";
 import { RunCreateStateful } from "./schemas.js";
 import type { Logger } from "../lib/logger.js";
 import type { Cron, Storage } from "../storage/types.js";
+import type { Broker } from "../streams/channel.js";
 import type { RunService } from "./service.js";
 import { randomUUID } from "node:crypto";
 
@@ -61,7 +62,7 @@ export class CronScheduler {
     private runs: RunService,
     private log: Logger,
     /** The broker's signals (CRONS_SIGNAL wakes the scheduler). */
-    private signals?: { onSignal(channel: string, handler: (message: string) => void): Promise<void> },
+    private signals?: Pick<Broker, "onSignal">,
   ) {}
 
   start(): void {

@@ -14,8 +14,9 @@ const CPU_LOG = process.env.HANGAR_TEST_CPU_LOG;
 /** This process's CPU and that of its reaped children, in seconds (/proc/self/stat, clock ticks of 1/100 s). */
 function cpu(): { self: number; children: number } {
   const own = process.cpuUsage();
-  const fields = readFileSync("/proc/self/stat", "utf8").split(") ")[1].split(" ");
-  // After the command's closing parenthesis: state is field 3, so cutime (16) and cstime (17) are at 13 and 14.
+  const stat = readFileSync("/proc/self/stat", "utf8");
+  // After the command's last closing parenthesis: state is field 3, so cutime (16) and cstime (17) are at 13 and 14.
+  const fields = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
   return { self: (own.user + own.system) / 1e6, children: (Number(fields[13]) + Number(fields[14])) / 100 };
 }
 
