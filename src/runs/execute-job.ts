@@ -48,6 +48,11 @@ export interface RunResult extends Omit<RunOutcome, "status"> {
    * Graph values (messages are class instances): serialize with `toJson`.
    */
   output: unknown;
+  /**
+   * Whether another run of the thread waits to start now that this one ended (its end left the thread busy); false
+   * when nothing waits, absent when not known. A worker of a shared queue looks for work after a run only then.
+   */
+  nextRunWaits?: boolean;
 }
 
 export interface RunDeps {
@@ -202,7 +207,7 @@ async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
   }
   if (!threadId) {
     finished();
-    return { ...outcome, output };
+    return { ...outcome, output, nextRunWaits: false };
   }
 
   const cancelAction = job.cancelAction();
@@ -250,10 +255,10 @@ async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
   // The run's status goes with it (one statement on PostgreSQL).
   const fence =
     cancelAction === "rollback" ? undefined : { runId: run.run_id, attempt, runStatus: outcome.status };
-  await persistEnd(() => storage.threads.setState(threadId, threadState, fence));
+  const recorded = await persistEnd(() => storage.threads.setState(threadId, threadState, fence));
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
   finished();
-  return { ...outcome, output };
+  return { ...outcome, output, nextRunWaits: recorded === "busy" };
 }
 
 /**

@@ -63,6 +63,12 @@ export class RunWorker {
   private stopping = false;
   private pumping = false;
   private pumpAgain = false;
+  /**
+   * Whether the queue may hold runs this worker has not looked for: its last look took as many as it had room for,
+   * or a wake-up came while it had no free slot. A shared queue is looked at after a run's end only then, or when
+   * the run's thread has a next run waiting (every other new run comes with a wake-up signal, or the poll).
+   */
+  private backlog = true;
   private timers: NodeJS.Timeout[] = [];
 
   constructor(
@@ -116,10 +122,16 @@ export class RunWorker {
       try {
         do {
           this.pumpAgain = false;
-          while (!this.stopping && this.executing.size < this.opts.maxConcurrent) {
+          for (;;) {
+            if (this.stopping) break;
             const free = this.opts.maxConcurrent - this.executing.size;
+            if (free <= 0) {
+              this.backlog = true;
+              break;
+            }
             const claimed = await this.queue.claim(this.workerId, this.opts.leaseMs, free);
             for (const run of claimed) this.begin(run);
+            this.backlog = claimed.length === free;
             if (claimed.length < free) break;
           }
         } while (this.pumpAgain && !this.stopping);
@@ -140,10 +152,19 @@ export class RunWorker {
     };
     this.executing.set(run.run_id, ex);
     if (run.cancel_action) this.abort(ex, run.cancel_action);
-    ex.finished = this.execute(ex).finally(() => {
-      this.executing.delete(run.run_id);
-      this.pump();
-    });
+    ex.finished = this.execute(ex).then(
+      (nextRunWaits) => this.ended(run, nextRunWaits),
+      (e) => {
+        this.log.error({ ...runContext(run), err: e }, "run's worker failed after its end");
+        this.ended(run, undefined);
+      },
+    );
+  }
+
+  /** A run left this worker: a slot is free. */
+  private ended(run: ClaimedRun, nextRunWaits: boolean | undefined): void {
+    this.executing.delete(run.run_id);
+    if (!this.queue.shared || this.backlog || nextRunWaits !== false) this.pump();
   }
 
   private abort(ex: Executing, action: CancelAction): void {
@@ -163,7 +184,8 @@ export class RunWorker {
     return findAssistant(this.deps.storage, run.assistant_id);
   }
 
-  private async execute(ex: Executing): Promise<void> {
+  /** Executes the run; resolves with whether its thread's next run waits (RunResult.nextRunWaits). */
+  private async execute(ex: Executing): Promise<boolean | undefined> {
     const { run } = ex;
     const resumable = isResumable(run.kwargs);
     const channel = this.broker.open(run.run_id);
@@ -194,12 +216,12 @@ export class RunWorker {
           },
         });
       } catch (e) {
-        if (ex.released) return;
+        if (ex.released) return undefined;
         result = await runFailed(this.deps, run, e, run.attempt);
         channel.publish("error", result.error);
       }
       // Handed back or taken over: the run goes on elsewhere; its log stays open for the next attempt.
-      if (ex.outcome === "released" || (ex.outcome === undefined && ex.released)) return;
+      if (ex.outcome === "released" || (ex.outcome === undefined && ex.released)) return undefined;
       // A stateless run's record goes with it; failing that, it is logged and left (its result is sent regardless).
       if (run.thread_id === null) {
         await this.queue
@@ -215,6 +237,7 @@ export class RunWorker {
       announceEnd(this.deps, run, result, status);
       // Last: the thread's next run starts after this one's end was announced.
       await this.queue.complete(run.run_id);
+      return result.nextRunWaits;
     } finally {
       release?.();
     }

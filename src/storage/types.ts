@@ -151,8 +151,10 @@ export interface ThreadStore {
   /**
    * Records status and the latest values/interrupts after a run or state change; with a `fence`, only while that
    * attempt is still its run's current one (an attempt that lost its lease must not overwrite its successor's end).
+   * Returns the thread's status as recorded (with `busyWhilePending`: "busy" when another run waits), or null when
+   * nothing was written (no such thread, or the fence refused).
    */
-  setState(id: string, update: ThreadStateUpdate, fence?: AttemptFence): Promise<void>;
+  setState(id: string, update: ThreadStateUpdate, fence?: AttemptFence): Promise<ThreadStatus | null>;
 }
 
 /** A run's attempt: writes fenced by it apply only while it is the run's current attempt. */

@@ -7,6 +7,7 @@ import type {
   ThreadInput,
   ThreadSearch,
   ThreadStateUpdate,
+  ThreadStatus,
   ThreadStore,
 } from "../types.js";
 import { isUuid, jsonb, requireUuid, type Db, type Queryable } from "./db.js";
@@ -340,8 +341,8 @@ export class PostgresThreads implements ThreadStore {
     });
   }
 
-  async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<void> {
-    if (!isUuid(id)) return;
+  async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<ThreadStatus | null> {
+    if (!isUuid(id)) return null;
     const ts = now();
     const params: unknown[] = [ts];
     const sets: string[] = ["updated_at = $1"];
@@ -382,18 +383,16 @@ export class PostgresThreads implements ThreadStore {
         where += ` AND EXISTS (SELECT 1 FROM ${this.t.runs} WHERE ${attemptIs})`;
       }
     }
-    const sql = `${run}UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where}`;
-    if (!u.busyWhilePending) {
-      await this.db.query(sql, params);
-      return;
-    }
+    const sql = `${run}UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where} RETURNING status`;
+    const recorded = (rows: { status: ThreadStatus }[]) => rows[0]?.status ?? null;
+    if (!u.busyWhilePending) return recorded(await this.db.rows<{ status: ThreadStatus }>(sql, params));
     // Whether another run waits is read after taking the thread's row lock, in a statement of its own (so with
     // a snapshot taken after the lock): a pending run cancelled at this moment (PgRunQueue.requestCancel, under
     // the same lock) is seen either as cancelled here, or its canceller sees this run ended and settles the
     // thread. Read in the same statement as the lock, both could miss the other and leave the thread busy.
-    await this.db.tx(async (q) => {
+    return this.db.tx(async (q) => {
       await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [id]);
-      await q.query(sql, params);
+      return recorded((await q.query<{ status: ThreadStatus }>(sql, params)).rows);
     });
   }
 }

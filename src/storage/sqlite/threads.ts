@@ -7,6 +7,7 @@ import type {
   ThreadInput,
   ThreadSearch,
   ThreadStateUpdate,
+  ThreadStatus,
   ThreadStore,
 } from "../types.js";
 import { containmentSql } from "./json-filter.js";
@@ -240,7 +241,7 @@ export class SqliteThreads implements ThreadStore {
     this.stmt("DELETE FROM writes WHERE thread_id = ? AND rowid > ?").run(threadId, m.writes);
   }
 
-  async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<void> {
+  async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<ThreadStatus | null> {
     this.begin();
     const sets: string[] = ["updated_at = ?"];
     const ts = now();
@@ -275,11 +276,10 @@ export class SqliteThreads implements ThreadStore {
       params.push(JSON.stringify(u.config));
     }
     const fenced = fence ? " AND EXISTS (SELECT 1 FROM runs WHERE run_id = ? AND attempt = ?)" : "";
-    this.stmt(`UPDATE threads SET ${sets.join(", ")} WHERE thread_id = ?${fenced}`).run(
-      ...params,
-      id,
-      ...(fence ? [fence.runId, fence.attempt] : []),
-    );
+    const row = this.stmt(
+      `UPDATE threads SET ${sets.join(", ")} WHERE thread_id = ?${fenced} RETURNING status`,
+    ).get(...params, id, ...(fence ? [fence.runId, fence.attempt] : [])) as
+      { status: ThreadStatus } | undefined;
     if (fence?.runStatus) {
       this.stmt("UPDATE runs SET status = ?, updated_at = ? WHERE run_id = ? AND attempt = ?").run(
         fence.runStatus,
@@ -288,5 +288,6 @@ export class SqliteThreads implements ThreadStore {
         fence.attempt,
       );
     }
+    return row?.status ?? null;
   }
 }
