@@ -1,0 +1,40 @@
+// The order test files start in: the files that take longest (Docker builds, browsers, packed tarballs, control
+// plane deployments) first, then vitest's own order (by the durations of the last run when it has them, else the
+// largest file first). A long file started last keeps the run going on one core while the other idles; started
+// first it overlaps with the many short ones. On a clean clone vitest has no durations yet, hence the list.
+import { relative } from "node:path";
+import { BaseSequencer, type TestSpecification } from "vitest/node";
+
+/** Files known to take long (wall time), longest first; measured with HANGAR_TEST_CPU_LOG (its `wall`). */
+export const LONG_FILES = [
+  "test/docker/cp-image.test.ts",
+  "test/docker/image.test.ts",
+  "test/docker/official-compose.test.ts",
+  "test/docker/up.test.ts",
+  "test/e2e/package.test.ts",
+  "test/browser/console.test.ts",
+  "test/security/cp-secrets-uploads.test.ts",
+  "test/control-plane/deploy.test.ts",
+  "test/security/fuzz.test.ts",
+  "test/e2e/differential.test.ts",
+  "test/postgres/faults.test.ts",
+  "test/control-plane/official-cli.test.ts",
+  "test/control-plane/reconcile.test.ts",
+  "test/e2e/schemas.test.ts",
+  "test/e2e/memory.test.ts",
+  "test/e2e/cli.test.ts",
+  "test/browser/fresh-clone.test.ts",
+];
+
+export default class LongFirst extends BaseSequencer {
+  override async sort(files: TestSpecification[]): Promise<TestSpecification[]> {
+    const sorted = await super.sort(files);
+    const root = this.ctx.config.root;
+    const rank = (spec: TestSpecification) => {
+      const i = LONG_FILES.indexOf(relative(root, spec.moduleId));
+      return i < 0 ? LONG_FILES.length : i;
+    };
+    // Array.prototype.sort is stable: the rest keeps vitest's order.
+    return sorted.sort((a, b) => rank(a) - rank(b));
+  }
+}
