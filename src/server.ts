@@ -43,7 +43,6 @@ import { webhookPolicy, type AddressPolicy } from "./runs/net-policy.js";
 
 export { VERSION } from "./lib/version.js";
 export { StartupError } from "./lib/errors.js";
-export { redactUrl } from "./backends/scale-out.js";
 
 /** The scale-out backend: PostgreSQL for storage and the run queue, Redis for event logs and signals. */
 export interface ClusterBackend {

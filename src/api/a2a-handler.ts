@@ -38,7 +38,7 @@ export async function a2aHandler(
   assistantId: string,
   s: Sdk,
 ): Promise<A2ARequestHandler | undefined> {
-  const api = apiClient(app, req);
+  const api = await apiClient(app, req);
   const { TaskState } = s.core;
   const { TaskNotFoundError, TaskNotCancelableError, UnsupportedOperationError, RequestMalformedError } =
     s.errors;

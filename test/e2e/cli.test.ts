@@ -4,6 +4,7 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { cpSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { basename, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { BIN, ROOT, cleanupDir, noRetryClient, tempDir, useHangar } from "../helpers/server.ts";
 import { BOUND_MS, waitFor } from "../helpers/wait.ts";
@@ -188,6 +189,42 @@ describe("a project with every export kind and env as a dict", () => {
     const out = (await hangar.client.runs.wait(t.thread_id, "fx_env", { input: {} })) as any;
     expect(out.dict_var).toBe("from-dict");
     expect(out.dotenv_var).toBe("unset");
+  });
+});
+
+describe("modules an embedded hangar dev loads", () => {
+  const log = join(scratch(), "modules.txt");
+  const hangar = useHangar({
+    process: true,
+    nodeFlags: ["--import", pathToFileURL(join(FIXTURES, "module-log/register.mjs")).href],
+    env: { HANGAR_TEST_MODULE_LOG: log },
+  });
+  /** Packages of the scale-out backend and of features loaded on their first request. */
+  const LATE =
+    /node_modules\/(pg|ioredis|@langchain\/langgraph-sdk|@a2a-js\/sdk|@modelcontextprotocol\/sdk)\//;
+  const late = () => [
+    ...new Set(
+      readFileSync(log, "utf8")
+        .split("\n")
+        .map((url) => LATE.exec(url)?.[1])
+        .filter(Boolean),
+    ),
+  ];
+
+  it("neither PostgreSQL's nor Redis's client, nor the A2A, MCP or LangGraph client SDKs, until a request needs one", async () => {
+    const { thread_id } = await hangar.client.threads.create();
+    await hangar.client.runs.wait(thread_id, "chat", {
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    expect(late()).toEqual([]);
+    // The first A2A request loads A2A's SDK and the client it calls the API with: the log sees late loads.
+    const res = await fetch(`${hangar.server.url}/a2a/00000000-0000-0000-0000-000000000000`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({ jsonrpc: "2.0", id: 1, method: "GetTask", params: { id: "t" } }),
+    });
+    expect(res.status).toBe(404);
+    expect(late().sort()).toEqual(["@a2a-js/sdk", "@langchain/langgraph-sdk"]);
   });
 });
 
