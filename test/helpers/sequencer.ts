@@ -5,7 +5,7 @@
 import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-/** Files known to take long (wall time), longest first; measured with HANGAR_TEST_CPU_LOG (its `wall`). */
+/** Files known to take long (wall time), longest first; measured with HANGAR_TEST_CPU_LOG (its `wall`), 2026-11-29. */
 export const LONG_FILES = [
   "test/docker/cp-image.test.ts",
   "test/docker/image.test.ts",
@@ -24,6 +24,21 @@ export const LONG_FILES = [
   "test/e2e/memory.test.ts",
   "test/e2e/cli.test.ts",
   "test/browser/fresh-clone.test.ts",
+  // 20-50 s each
+  "test/docker/dockerfile.test.ts",
+  "test/e2e/backup-embedded.test.ts",
+  "test/security/slow-reader.test.ts",
+  "test/e2e/langchain-agents.test.ts",
+  "test/e2e/serve.test.ts",
+  "test/postgres/k8s-manifests.test.ts",
+  "test/browser/console-control-plane.test.ts",
+  "test/e2e/langgraph-0x.test.ts",
+  "test/postgres/cluster.test.ts",
+  "test/control-plane/admin.test.ts",
+  "test/postgres/migrate-hangar.test.ts",
+  "test/e2e/logging.test.ts",
+  "test/postgres/lifecycle.test.ts",
+  "test/e2e/run-timeout.test.ts",
 ];
 
 export default class LongFirst extends BaseSequencer {
