@@ -49,8 +49,8 @@ export interface RunResult extends Omit<RunOutcome, "status"> {
    */
   output: unknown;
   /**
-   * Whether another run of the thread waits to start now that this one ended (its end left the thread busy); false
-   * when nothing waits, absent when not known. A worker of a shared queue looks for work after a run only then.
+   * Whether another run of the thread may wait to start now that this one ended; false when none does (its end
+   * left the thread idle), absent when not known. A worker of a shared queue looks for work after a run only then.
    */
   nextRunWaits?: boolean;
 }
@@ -258,7 +258,9 @@ async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
   const recorded = await persistEnd(() => storage.threads.setState(threadId, threadState, fence));
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
   finished();
-  return { ...outcome, output, nextRunWaits: recorded === "busy" };
+  // Recorded idle: no run of the thread waited (read under its row lock); busy: one does. After an error or an
+  // interrupt the status says nothing of the line: a next run may wait.
+  return { ...outcome, output, nextRunWaits: recorded !== "idle" };
 }
 
 /**

@@ -6,7 +6,7 @@ import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testPg } from "../helpers/backend.ts";
 import { BACKEND, clusterOf, noRetryClient, startHangar, type SpawnedHangar } from "../helpers/server.ts";
-import { RUNS_CONFIG, Scratch, job, joinValues, startHeld, waitFor } from "../helpers/runs.ts";
+import { RUNS_CONFIG, Scratch, job, joinValues, startHeld, waitFor, waitForStatus } from "../helpers/runs.ts";
 
 const scratch = new Scratch();
 const db = testPg();
@@ -92,6 +92,26 @@ describe("a worker's looks at the PostgreSQL queue", () => {
     expect(firstOut.log).toEqual(["a:0", "a:1", "a:2", "a:3"]);
     const secondOut = await joinValues(client, thread_id, second.run_id);
     expect(secondOut.log).toEqual(["a:0", "a:1", "a:2", "a:3", "b:0"]);
+    await server.stop();
+  });
+
+  it("and one queued behind a run that fails starts at that run's end too (the thread then says error, not busy)", async () => {
+    const { server } = await countingServer();
+    const client = noRetryClient(server.url);
+    const { thread_id } = await client.threads.create();
+    const gate = scratch.gate();
+    const first = await client.runs.create(thread_id, "steps", {
+      input: job({ label: "a", steps: 2, hold_at: 0, gate_file: gate.file, fail_at: 0 }),
+    });
+    await waitForStatus(client, thread_id, first.run_id, ["running"]);
+    const second = await client.runs.create(thread_id, "steps", {
+      input: job({ label: "b", steps: 1 }),
+      multitaskStrategy: "enqueue",
+    });
+    gate.open();
+    const secondOut = await joinValues(client, thread_id, second.run_id);
+    expect(secondOut.log).toEqual(["b:0"]);
+    expect((await client.runs.get(thread_id, first.run_id)).status).toBe("error");
     await server.stop();
   });
 });
