@@ -211,10 +211,7 @@ async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
   }
 
   const cancelAction = job.cancelAction();
-  if (cancelAction === "rollback") {
-    await storage.threads.rollbackCheckpoints(threadId, mark);
-    await storage.runs.delete(run.run_id);
-  }
+  if (cancelAction === "rollback") await storage.threads.rollbackCheckpoints(threadId, mark);
   // The state the run ended with (read where it ran), or after a rollback what is left.
   let state: ThreadStateJson | null = null;
   try {
@@ -256,6 +253,10 @@ async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
   const fence =
     cancelAction === "rollback" ? undefined : { runId: run.run_id, attempt, runStatus: outcome.status };
   const recorded = await persistEnd(() => storage.threads.setState(threadId, threadState, fence));
+  // A rolled-back run's record goes after the thread's state is recorded: on PostgreSQL its row is what keeps the
+  // thread's next run from being claimed, which would otherwise start before this end is written and have its
+  // thread's state overwritten by it.
+  if (cancelAction === "rollback") await storage.runs.delete(run.run_id);
   if (state) threadLog?.publish("state_update", { ...state, run_id: run.run_id });
   finished();
   // Recorded idle: no run of the thread waited (read under its row lock); busy: one does. After an error or an
