@@ -162,7 +162,7 @@ describe("secrets at rest", () => {
     expect(created.status).toBe(201);
     const d = created.body;
     const rev = await settle(api, d.id, d.latest_revision_id);
-    expect(rev.status).toBe("DEPLOYED");
+    expect(rev.status, JSON.stringify(rev)).toBe("DEPLOYED");
 
     // Delivered: the deployment's graph greets with the secret.
     const client = new Client({ apiUrl: d.source_config.custom_url, callerOptions: { maxRetries: 0 } });
