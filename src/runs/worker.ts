@@ -122,8 +122,7 @@ export class RunWorker {
       try {
         do {
           this.pumpAgain = false;
-          for (;;) {
-            if (this.stopping) break;
+          while (!this.stopping) {
             const free = this.opts.maxConcurrent - this.executing.size;
             if (free <= 0) {
               this.backlog = true;
