@@ -197,7 +197,8 @@ describe("modules an embedded hangar dev loads", () => {
   const hangar = useHangar({
     process: true,
     nodeFlags: ["--import", pathToFileURL(join(FIXTURES, "module-log/register.mjs")).href],
-    env: { HANGAR_TEST_MODULE_LOG: log },
+    // One graph thread: the order it loads in is the second test's.
+    env: { HANGAR_TEST_MODULE_LOG: log, HANGAR_GRAPH_THREADS: "1" },
   });
   /** Packages of the scale-out backend and of features loaded on their first request. */
   const LATE =
@@ -225,6 +226,36 @@ describe("modules an embedded hangar dev loads", () => {
     });
     expect(res.status).toBe(404);
     expect(late().sort()).toEqual(["@a2a-js/sdk", "@langchain/langgraph-sdk"]);
+  });
+
+  it("a graph thread loads Hangar and LangGraph natively, and registers tsx's loader only for the project's graphs", async () => {
+    const { thread_id } = await hangar.client.threads.create();
+    await hangar.client.runs.wait(thread_id, "chat", {
+      input: { messages: [{ role: "user", content: "hi" }] },
+    });
+    const lines = readFileSync(log, "utf8")
+      .split("\n")
+      .filter(Boolean)
+      .map((l) => ({ thread: l.slice(0, l.indexOf(" ")), url: l.slice(l.indexOf(" ") + 1) }));
+    const graphThread = lines.find(
+      (l) => l.thread !== "0" && l.url.endsWith("/graph-threads/boot.mjs"),
+    )?.thread;
+    expect(graphThread, "no graph thread's module in the log").toBeDefined();
+    const urls = lines.filter((l) => l.thread === graphThread).map((l) => l.url);
+    const first = (re: RegExp) => urls.findIndex((u) => re.test(u));
+    const tsx = first(/\/node_modules\/tsx\//);
+    const graph = first(/\/examples\/src\/.*\.ts$/);
+    // What loads through tsx's hooks costs several times a native load: Hangar's host, LangGraph and LangChain's core
+    // load before tsx is registered; the project's TypeScript graph after (through it).
+    for (const re of [
+      /\/graph-threads\/host\.js$/,
+      /\/node_modules\/@langchain\/langgraph\//,
+      /\/node_modules\/@langchain\/core\//,
+    ]) {
+      expect(first(re), `${re} in the graph thread's log`).toBeGreaterThanOrEqual(0);
+      expect(first(re), `${re} before tsx`).toBeLessThan(tsx);
+    }
+    expect(graph, "the fixture's graph after tsx").toBeGreaterThan(tsx);
   });
 });
 

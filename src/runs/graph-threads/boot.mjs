@@ -1,16 +1,29 @@
-// Entry of a graph thread (plain JS): registers tsx's loader, so the project's TypeScript graphs (and, when Hangar
-// runs from its sources, Hangar's own modules) can be imported, then runs the host (host.ts, or host.js once built).
+// Entry of a graph thread (plain JS): loads the host (host.ts, or host.js once built) and runs it. tsx's loader, which
+// the project's TypeScript graphs need, is registered only once Hangar's own modules and its packages are loaded and
+// the thread's storage is open: what loads through the loader's hooks costs several times the CPU of a native load
+// (as src/cli/typescript.ts does on the API thread). Run from its sources, Hangar itself needs the loader first.
 import { URL } from "node:url";
 import { workerData } from "node:worker_threads";
 
-const [esm, cjs] = await Promise.all([import("tsx/esm/api"), import("tsx/cjs/api")]);
-esm.register();
-cjs.register();
-const { useProjectImporter } = await import(
-  new URL(`../../lib/project-import${workerData.ext}`, import.meta.url).href
-);
-const { importThroughTsx } = await import(
-  new URL(`../../cli/typescript-import${workerData.ext}`, import.meta.url).href
-);
-useProjectImporter(importThroughTsx);
-await import(new URL(`./host${workerData.ext}`, import.meta.url).href);
+const fromSources = workerData.ext === ".ts";
+let registered = false;
+async function registerTsx() {
+  if (registered) return;
+  registered = true;
+  const [esm, cjs] = await Promise.all([import("tsx/esm/api"), import("tsx/cjs/api")]);
+  esm.register();
+  cjs.register();
+}
+const here = (rel) => new URL(`${rel}${workerData.ext}`, import.meta.url).href;
+
+if (fromSources) await registerTsx();
+const [{ main }, { useProjectImporter }] = await Promise.all([
+  import(here("./host")),
+  import(here("../../lib/project-import")),
+]);
+await main(async () => {
+  await registerTsx();
+  // Loaded after the registration, so through tsx (see src/cli/typescript-import.ts).
+  const { importThroughTsx } = await import(here("../../cli/typescript-import"));
+  useProjectImporter(importThroughTsx);
+});

@@ -76,11 +76,16 @@ async function open(): Promise<{
   });
 }
 
-async function main(): Promise<void> {
+/**
+ * Runs the thread: opens its storage, then calls `beforeGraphs` (boot.mjs registers tsx's loader there, once Hangar's
+ * own modules are loaded natively), loads the graphs and takes runs.
+ */
+export async function main(beforeGraphs: () => Promise<void>): Promise<void> {
   let storage: Awaited<ReturnType<typeof open>>;
   let runner: InProcessRunner;
   try {
     storage = await open();
+    await beforeGraphs();
     const graphs = new GraphRegistry(storage.checkpointer, storage.store, log);
     await graphs.loadAll(data.graphs);
     runner = new InProcessRunner(graphs);
@@ -127,5 +132,3 @@ async function main(): Promise<void> {
   });
   post({ t: "ready" });
 }
-
-void main();
