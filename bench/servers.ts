@@ -247,9 +247,17 @@ const SCHEMAS_OFF = { HANGAR_SCHEMAS_AHEAD: process.env.HANGAR_SCHEMAS_AHEAD ?? 
  * `BENCH_PROF_DIR=<dir>`: Hangar's server processes write a V8 CPU profile there when they exit (node --cpu-prof;
  * NODE_OPTIONS may not carry it). Open it in Chrome's DevTools or summarise it with bench/prof-top.ts.
  */
+/**
+ * Node's flags for a Hangar process: those of bin/hangar.js's `#!` line (what a user running `hangar` gets; the
+ * bench runs `node bin/hangar.js`, which would skip them), or BENCH_NODE_FLAGS when set (space-separated; to
+ * compare settings), then the profiler's with BENCH_PROF_DIR.
+ */
 function profileFlags(): string[] {
+  const given = process.env.BENCH_NODE_FLAGS;
+  const shebang = readFileSync(join(ROOT, "bin/hangar.js"), "utf8").split("\n", 1)[0];
+  const flags = (given ?? /^#!.*\bnode\b(.*)$/.exec(shebang)?.[1] ?? "").split(" ").filter(Boolean);
   const dir = process.env.BENCH_PROF_DIR;
-  return dir ? ["--cpu-prof", "--cpu-prof-dir", resolve(dir)] : [];
+  return [...flags, ...(dir ? ["--cpu-prof", "--cpu-prof-dir", resolve(dir)] : [])];
 }
 
 /** Starts `node bin/hangar.js dev --port 0 ...` and resolves once it prints where it listens. */
