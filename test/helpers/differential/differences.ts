@@ -150,6 +150,24 @@ export const ACCEPTED: readonly Accepted[] = [
     why: "a run created without `multitask_strategy` records `enqueue`, the API document's default; the dev server records `reject` (and enqueues)",
   },
   {
+    scenario: "multitask",
+    path: "reject while busy/error/status",
+    reason: "production-server",
+    why: "a run refused by `multitask_strategy: reject` on a busy thread is 409 Conflict, as the API document and the production server have it; the dev server answers 422",
+  },
+  {
+    scenario: "multitask",
+    path: "rolled back run/**",
+    reason: "dev-server-defect",
+    why: "a run stopped by a `rollback` run is deleted with its checkpoints (the API document's cancel `action=rollback`), so reading it is 404; the dev server keeps it, status `error`",
+  },
+  {
+    scenario: "multitask",
+    path: "runs at the end/{4,5}/**",
+    reason: "dev-server-defect",
+    why: "the thread's runs after a rollback leave out the rolled-back run (deleted, above); the dev server lists it",
+  },
+  {
     scenario: "interrupts",
     path: "runs order/**",
     reason: "production-server",

@@ -2,6 +2,9 @@
 // written once with the official SDK, run against Hangar and the official dev server, their transcripts compared.
 // A scenario finds what it created by its session's nonce (`scenario_run` metadata, store namespaces), since the
 // official server is shared by every test file and both backends' runs.
+import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import type { Checkpoint, Client, ThreadState } from "@langchain/langgraph-sdk";
 import type { Session } from "./session.ts";
 
@@ -409,6 +412,125 @@ const errors: Scenario = {
   },
 };
 
+/**
+ * Gates for the `gate` graph (test/fixtures/differential/src/gate.ts): a run waits at its gate, a file, until the
+ * scenario opens it. Each session has its own directory (both servers' sessions run at once).
+ */
+function gates() {
+  const dir = mkdtempSync(join(tmpdir(), "hangar-differential-gates-"));
+  let n = 0;
+  return {
+    /** A new gate, closed. */
+    next: () => join(dir, `gate-${++n}`),
+    open: (gate: string) => writeFileSync(gate, ""),
+    remove: () => rmSync(dir, { recursive: true, force: true }),
+  };
+}
+
+/** Waits (bounded) until the run's record says it is running: the next request then finds its thread busy. */
+async function untilRunning(client: Client, threadId: string, runId: string): Promise<void> {
+  for (let i = 0; i < 3000; i++) {
+    const run = await client.runs.get(threadId, runId);
+    if (run.status === "running") return;
+    if (run.status !== "pending") throw new Error(`run ${runId} ${run.status} before it was seen running`);
+    await new Promise((r) => setTimeout(r, 20));
+  }
+  throw new Error(`run ${runId} not running after 3,000 looks`);
+}
+
+/** A gate graph's values without the gate's path (each session's own directory). */
+const withoutGate = (values: unknown) => {
+  if (!values || typeof values !== "object") return values;
+  const { gate: _gate, ...rest } = values as Values;
+  return rest;
+};
+
+/** A gate graph's run record, its input without the gate's path. */
+const runWithoutGate = <T extends object>(run: T) => {
+  const k = kwargs(run);
+  return { ...run, kwargs: { ...k, input: withoutGate(k.input) } };
+};
+
+/** A gate graph's thread, its values without the gate's path. */
+const threadWithoutGate = async (client: Client, threadId: string) => {
+  const thread = await client.threads.get(threadId);
+  return { ...thread, values: withoutGate(thread.values) };
+};
+
+/** What a run record says once settled, without what every server mints anew. */
+const outcome = (run: { status: string; multitask_strategy?: unknown }) => ({
+  status: run.status,
+  multitask_strategy: run.multitask_strategy ?? null,
+});
+
+// Every strategy of a run arriving while its thread's run is busy: reject, enqueue, interrupt, rollback.
+const multitask: Scenario = {
+  name: "multitask",
+  async run(s) {
+    const { client } = s;
+    const g = gates();
+    try {
+      const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+      const start = (
+        label: string,
+        gate: string,
+        strategy?: "reject" | "enqueue" | "interrupt" | "rollback",
+      ) =>
+        client.runs
+          .create(tid, "gate", {
+            input: { gate, label },
+            ...(strategy ? { multitaskStrategy: strategy } : {}),
+          })
+          .then(runWithoutGate);
+      const joined = (runId: string) => async () => withoutGate(await client.runs.join(tid, runId));
+      const values = async () => withoutGate((await client.threads.getState(tid)).values);
+      const settled = (runId: string) => async () => outcome(await client.runs.get(tid, runId));
+      const labelled = async () =>
+        byCreation(await client.runs.list(tid)).map((r) => ({
+          ...outcome(r),
+          label: (kwargs(r).input as Values | undefined)?.label,
+        }));
+
+      const gate1 = g.next();
+      const first = await s.must("first run", () => start("first", gate1));
+      await untilRunning(client, tid, first.run_id);
+      await s.step("thread while busy", () => threadWithoutGate(client, tid));
+      await s.step("reject while busy", () => start("rejected", gate1, "reject"));
+      const queued = await s.must("enqueue while busy", () => start("queued", gate1, "enqueue"));
+      await s.step("runs while one waits", labelled);
+      g.open(gate1);
+      await s.step("join first", joined(first.run_id));
+      await s.step("join queued", joined(queued.run_id));
+      await s.step("queued run", settled(queued.run_id));
+      await s.step("state after enqueue", values);
+
+      const gate2 = g.next();
+      const interrupted = await s.must("run to interrupt", () => start("interrupted", gate2));
+      await untilRunning(client, tid, interrupted.run_id);
+      const open3 = g.next();
+      g.open(open3);
+      const interrupter = await s.must("interrupt while busy", () =>
+        start("interrupter", open3, "interrupt"),
+      );
+      await s.step("join interrupter", joined(interrupter.run_id));
+      await s.step("interrupted run", settled(interrupted.run_id));
+      await s.step("state after interrupt", values);
+
+      const gate4 = g.next();
+      const rolled = await s.must("run to roll back", () => start("rolled back", gate4));
+      await untilRunning(client, tid, rolled.run_id);
+      const roller = await s.must("rollback while busy", () => start("roller", open3, "rollback"));
+      await s.step("join roller", joined(roller.run_id));
+      await s.step("rolled back run", () => client.runs.get(tid, rolled.run_id));
+      await s.step("runs at the end", labelled);
+      await s.step("state after rollback", values);
+      await s.step("thread at the end", () => threadWithoutGate(client, tid));
+    } finally {
+      g.remove();
+    }
+  },
+};
+
 export const SCENARIOS: readonly Scenario[] = [
   assistants,
   schemas,
@@ -418,5 +540,6 @@ export const SCENARIOS: readonly Scenario[] = [
   timeTravel,
   store,
   runs,
+  multitask,
   errors,
 ];
