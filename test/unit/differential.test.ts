@@ -161,6 +161,19 @@ describe("comparing", () => {
     ]);
   });
 
+  it("compares an empty list with a list of records item by item, and a stream with an empty one event by event", () => {
+    const ev = (event: string, n: number) => ({ event, data: { n } });
+    expect(diff("s", { runs: [] }, { runs: [{ status: "interrupted" }] })).toEqual([
+      { scenario: "s", path: "runs/0", official: undefined, hangar: { status: "interrupted" } },
+    ]);
+    expect(diff("s", { runs: [{ status: "success" }] }, { runs: [] })).toEqual([
+      { scenario: "s", path: "runs/0", official: { status: "success" }, hangar: undefined },
+    ]);
+    expect(diff("s", { s: [ev("values", 1)] }, { s: [] })).toEqual([
+      { scenario: "s", path: "s/values#0", official: ev("values", 1), hangar: undefined },
+    ]);
+  });
+
   it("matches path patterns segment by segment", () => {
     expect(matchPath("**/error/body", "a b/error/body")).toBe(true);
     expect(matchPath("**/error/body", "a/0/error/body")).toBe(true);

@@ -27,7 +27,9 @@ export function diff(scenario: string, official: unknown, hangar: unknown): Diff
         walk(a[k], b[k], [...path, k]);
     } else if (Array.isArray(a) && Array.isArray(b)) {
       const [sa, sb] = [segments(a), segments(b)];
-      if (sa[0] !== "0" || sb[0] !== "0") {
+      // Event by event when both are streams (an empty list may be either); item by item otherwise.
+      const events = (list: unknown[], seg: string[]) => list.length === 0 || seg[0] !== "0";
+      if (events(a, sa) && events(b, sb)) {
         for (const [i, j] of align(a.map(eventName), b.map(eventName)))
           walk(i === undefined ? undefined : a[i], j === undefined ? undefined : b[j], [
             ...path,

@@ -168,6 +168,38 @@ export const ACCEPTED: readonly Accepted[] = [
     why: "the thread's runs after a rollback leave out the rolled-back run (deleted, above); the dev server lists it",
   },
   {
+    scenario: "run lifecycle",
+    path: "{cancel and wait,cancel again,delete the cancelled run}",
+    reason: "production-server",
+    why: "cancelling and deleting a run answer 200 with a JSON body, as the API document has them; the dev server answers without a body",
+  },
+  {
+    scenario: "run lifecycle",
+    path: "delete a running run",
+    reason: "dev-server-defect",
+    why: "deleting a run that is running is refused with 409 (cancel it first): the dev server deletes its record while its execution goes on, and the thread stays busy",
+  },
+  {
+    scenario: "run lifecycle",
+    path: "run on a missing thread/error/status",
+    reason: "dev-server-defect",
+    why: "a run on a thread that does not exist (without `if_not_exists: create`) is 404; the dev server answers 422, saying the thread is already running a task",
+  },
+  {
+    scenario: "run lifecycle",
+    path: "stateless run kept/**/{assistant_id,graph_id}",
+    only: "hangar",
+    reason: "dev-server-defect",
+    why: "a run's metadata has its thread's `graph_id` and `assistant_id` also when the run created the thread (stateless, `if_not_exists: create`), as every run on an existing thread has them on both servers; the dev server reads the thread before creating it",
+  },
+  {
+    scenario: "run lifecycle",
+    path: "thread after cancel/values",
+    only: "hangar",
+    reason: "dev-server-defect",
+    why: "a thread's `values` after a cancelled run are its state's (the state read gives the same on both servers); the dev server drops them",
+  },
+  {
     scenario: "interrupts",
     path: "runs order/**",
     reason: "production-server",

@@ -57,6 +57,8 @@ export const MASKED: Readonly<Record<string, Mask>> = {
   langgraph_version: "value",
   langgraph_api_version: "value",
   langgraph_api_url: "value",
+  // The directory of the gate graph's gates (test/fixtures/differential/src/gate.ts): each session's own.
+  gate_dir: "value",
 };
 
 const UUID = /[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}/gi;

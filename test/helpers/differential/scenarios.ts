@@ -2,6 +2,7 @@
 // written once with the official SDK, run against Hangar and the official dev server, their transcripts compared.
 // A scenario finds what it created by its session's nonce (`scenario_run` metadata, store namespaces), since the
 // official server is shared by every test file and both backends' runs.
+import { randomUUID } from "node:crypto";
 import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
@@ -413,49 +414,40 @@ const errors: Scenario = {
 };
 
 /**
- * Gates for the `gate` graph (test/fixtures/differential/src/gate.ts): a run waits at its gate, a file, until the
- * scenario opens it. Each session has its own directory (both servers' sessions run at once).
+ * Gates for the `gate` graph (test/fixtures/differential/src/gate.ts): a run waits at its gate, a file of the
+ * session's own directory (both servers' sessions run at once), until the scenario opens it. `input` is a gate run's.
  */
 function gates() {
   const dir = mkdtempSync(join(tmpdir(), "hangar-differential-gates-"));
   let n = 0;
   return {
     /** A new gate, closed. */
-    next: () => join(dir, `gate-${++n}`),
-    open: (gate: string) => writeFileSync(gate, ""),
+    next: () => `gate-${++n}`,
+    open: (gate: string) => writeFileSync(join(dir, gate), ""),
+    input: (gate: string, label: string) => ({ gate_dir: dir, gate, label }),
     remove: () => rmSync(dir, { recursive: true, force: true }),
   };
 }
 
-/** Waits (bounded) until the run's record says it is running: the next request then finds its thread busy. */
-async function untilRunning(client: Client, threadId: string, runId: string): Promise<void> {
+/**
+ * Waits (bounded) until the gate run `runId` is running and its input is in the thread's state (its first checkpoint
+ * written): what a request made next finds no longer depends on how far the server had got.
+ */
+async function untilAtGate(client: Client, threadId: string, runId: string): Promise<void> {
   for (let i = 0; i < 3000; i++) {
     const run = await client.runs.get(threadId, runId);
-    if (run.status === "running") return;
-    if (run.status !== "pending") throw new Error(`run ${runId} ${run.status} before it was seen running`);
+    if (run.status !== "pending" && run.status !== "running") {
+      throw new Error(`run ${runId} ${run.status} before it was seen at its gate`);
+    }
+    const label = (kwargs(run).input as Values | undefined)?.label;
+    if (run.status === "running") {
+      const values = (await client.threads.getState(threadId)).values as Values | undefined;
+      if (values?.label === label) return;
+    }
     await new Promise((r) => setTimeout(r, 20));
   }
-  throw new Error(`run ${runId} not running after 3,000 looks`);
+  throw new Error(`run ${runId} not at its gate after 3,000 looks`);
 }
-
-/** A gate graph's values without the gate's path (each session's own directory). */
-const withoutGate = (values: unknown) => {
-  if (!values || typeof values !== "object") return values;
-  const { gate: _gate, ...rest } = values as Values;
-  return rest;
-};
-
-/** A gate graph's run record, its input without the gate's path. */
-const runWithoutGate = <T extends object>(run: T) => {
-  const k = kwargs(run);
-  return { ...run, kwargs: { ...k, input: withoutGate(k.input) } };
-};
-
-/** A gate graph's thread, its values without the gate's path. */
-const threadWithoutGate = async (client: Client, threadId: string) => {
-  const thread = await client.threads.get(threadId);
-  return { ...thread, values: withoutGate(thread.values) };
-};
 
 /** What a run record says once settled, without what every server mints anew. */
 const outcome = (run: { status: string; multitask_strategy?: unknown }) => ({
@@ -476,14 +468,12 @@ const multitask: Scenario = {
         gate: string,
         strategy?: "reject" | "enqueue" | "interrupt" | "rollback",
       ) =>
-        client.runs
-          .create(tid, "gate", {
-            input: { gate, label },
-            ...(strategy ? { multitaskStrategy: strategy } : {}),
-          })
-          .then(runWithoutGate);
-      const joined = (runId: string) => async () => withoutGate(await client.runs.join(tid, runId));
-      const values = async () => withoutGate((await client.threads.getState(tid)).values);
+        client.runs.create(tid, "gate", {
+          input: g.input(gate, label),
+          ...(strategy ? { multitaskStrategy: strategy } : {}),
+        });
+      const joined = (runId: string) => () => client.runs.join(tid, runId);
+      const values = async () => (await client.threads.getState(tid)).values;
       const settled = (runId: string) => async () => outcome(await client.runs.get(tid, runId));
       const labelled = async () =>
         byCreation(await client.runs.list(tid)).map((r) => ({
@@ -493,8 +483,8 @@ const multitask: Scenario = {
 
       const gate1 = g.next();
       const first = await s.must("first run", () => start("first", gate1));
-      await untilRunning(client, tid, first.run_id);
-      await s.step("thread while busy", () => threadWithoutGate(client, tid));
+      await untilAtGate(client, tid, first.run_id);
+      await s.step("thread while busy", () => client.threads.get(tid));
       await s.step("reject while busy", () => start("rejected", gate1, "reject"));
       const queued = await s.must("enqueue while busy", () => start("queued", gate1, "enqueue"));
       await s.step("runs while one waits", labelled);
@@ -506,7 +496,7 @@ const multitask: Scenario = {
 
       const gate2 = g.next();
       const interrupted = await s.must("run to interrupt", () => start("interrupted", gate2));
-      await untilRunning(client, tid, interrupted.run_id);
+      await untilAtGate(client, tid, interrupted.run_id);
       const open3 = g.next();
       g.open(open3);
       const interrupter = await s.must("interrupt while busy", () =>
@@ -518,13 +508,94 @@ const multitask: Scenario = {
 
       const gate4 = g.next();
       const rolled = await s.must("run to roll back", () => start("rolled back", gate4));
-      await untilRunning(client, tid, rolled.run_id);
+      await untilAtGate(client, tid, rolled.run_id);
       const roller = await s.must("rollback while busy", () => start("roller", open3, "rollback"));
       await s.step("join roller", joined(roller.run_id));
       await s.step("rolled back run", () => client.runs.get(tid, rolled.run_id));
       await s.step("runs at the end", labelled);
       await s.step("state after rollback", values);
-      await s.step("thread at the end", () => threadWithoutGate(client, tid));
+      await s.step("thread at the end", () => client.threads.get(tid));
+    } finally {
+      g.remove();
+    }
+  },
+};
+
+// A run's life beside multitask: a resumable stream joined from its first event while its run waits, and again after
+// its end; a cancel of a waiting run, and deletes; a run creating its thread (`if_not_exists`); a stateless run kept.
+const lifecycle: Scenario = {
+  name: "run lifecycle",
+  async run(s) {
+    const { client } = s;
+    const g = gates();
+    try {
+      const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+      const settled = (runId: string) => async () => outcome(await client.runs.get(tid, runId));
+
+      const gate1 = g.next();
+      const streamed = await s.must("resumable run", () =>
+        client.runs.create(tid, "gate", {
+          input: g.input(gate1, "streamed"),
+          streamMode: ["values", "updates"],
+          streamResumable: true,
+        }),
+      );
+      await untilAtGate(client, tid, streamed.run_id);
+      const joining = s.stream(
+        "join from its first event",
+        client.runs.joinStream(tid, streamed.run_id, { lastEventId: "-1" }),
+      );
+      g.open(gate1);
+      await joining;
+      await s.step("run after its stream", settled(streamed.run_id));
+      await s.stream(
+        "join after its end",
+        client.runs.joinStream(tid, streamed.run_id, { lastEventId: "-1" }),
+      );
+
+      const gate2 = g.next();
+      const cancelled = await s.must("run to cancel", () =>
+        client.runs.create(tid, "gate", { input: g.input(gate2, "cancelled") }),
+      );
+      await untilAtGate(client, tid, cancelled.run_id);
+      await s.step("cancel and wait", () => client.runs.cancel(tid, cancelled.run_id, true));
+      await s.step("cancelled run", settled(cancelled.run_id));
+      await s.step("thread after cancel", () => client.threads.get(tid));
+      await s.step("state after cancel", async () => (await client.threads.getState(tid)).values);
+      await s.step("cancel again", () => client.runs.cancel(tid, cancelled.run_id));
+      await s.step("runs interrupted", async () =>
+        (await client.runs.list(tid, { status: "interrupted" })).map(outcome),
+      );
+      await s.step("delete the cancelled run", () => client.runs.delete(tid, cancelled.run_id));
+      await s.step("get the deleted run", () => client.runs.get(tid, cancelled.run_id));
+      await s.step("runs at the end", async () => (await client.runs.list(tid)).map(outcome));
+
+      const gate3 = g.next();
+      const running = await s.must("run to delete", () =>
+        client.runs.create(tid, "gate", { input: g.input(gate3, "deleted") }),
+      );
+      await untilAtGate(client, tid, running.run_id);
+      await s.step("delete a running run", () => client.runs.delete(tid, running.run_id));
+      // Whatever the delete did, the run ends: cancelled if it is still there, its gate opened.
+      await client.runs.cancel(tid, running.run_id, true).catch(() => {});
+      g.open(gate3);
+
+      const created = randomUUID();
+      await s.step("run creating its thread", () =>
+        client.runs.wait(created, "chat", { input: user("hi"), ifNotExists: "create" }),
+      );
+      await s.step("thread it created", () => client.threads.get(created));
+      await s.step("run on a missing thread", () =>
+        client.runs.wait(randomUUID(), "chat", { input: user("hi") }),
+      );
+
+      const kept = await s.must("stateless run kept", () =>
+        // The API document's `on_completion` (`delete` | `keep`); the SDK's type names other values.
+        client.runs.create(null, "chat", { input: user("hi"), onCompletion: "keep" as never }),
+      );
+      await s.step("join the kept run", () => client.runs.join(kept.thread_id, kept.run_id));
+      await s.step("thread of the kept run", () => client.threads.get(kept.thread_id));
+      await s.step("kept run", async () => outcome(await client.runs.get(kept.thread_id, kept.run_id)));
     } finally {
       g.remove();
     }
@@ -541,5 +612,6 @@ export const SCENARIOS: readonly Scenario[] = [
   store,
   runs,
   multitask,
+  lifecycle,
   errors,
 ];
