@@ -602,6 +602,90 @@ const lifecycle: Scenario = {
   },
 };
 
+// Searches, counts and field selection over the session's own threads, runs and assistants: filters (metadata,
+// values, status, name), sort orders, pages and `select`.
+const search: Scenario = {
+  name: "search and select",
+  async run(s) {
+    const { client } = s;
+    const mine = { scenario_run: s.nonce };
+    const tids: string[] = [];
+    for (const [n, topic] of [
+      [1, "owls"],
+      [2, "bees"],
+      [3, "owls"],
+    ] as const) {
+      const { thread_id } = await client.threads.create({ metadata: { ...mine, n } });
+      tids.push(thread_id);
+      if (n < 3) await client.runs.wait(thread_id, "research", { input: { topic } });
+    }
+    const ordered = { metadata: mine, sortBy: "created_at", sortOrder: "asc" } as const;
+    await s.step("threads oldest first, selected fields", () =>
+      client.threads.search({ ...ordered, select: ["thread_id", "metadata", "status"] }),
+    );
+    await s.step("threads newest first, page 2 of 1", async () =>
+      (await client.threads.search({ ...ordered, sortOrder: "desc", limit: 1, offset: 1 })).map(
+        (t) => t.metadata,
+      ),
+    );
+    await s.step("threads by values", async () =>
+      (await client.threads.search({ ...ordered, values: { topic: "owls" } })).map((t) => t.metadata),
+    );
+    await s.step("threads by status idle", async () =>
+      (await client.threads.search({ ...ordered, status: "idle" })).map((t) => t.metadata),
+    );
+    await s.step("threads by ids", async () =>
+      (await client.threads.search({ ...ordered, ids: [tids[2], tids[0]] })).map((t) => t.metadata),
+    );
+    await s.step("threads sorted by thread_id", async () =>
+      (await client.threads.search({ metadata: mine, sortBy: "thread_id", sortOrder: "asc" })).map(
+        (t) => t.thread_id === [...tids].sort()[0],
+      ),
+    );
+    await s.step("count idle", () => client.threads.count({ metadata: mine, status: "idle" }));
+    await s.step("count by values", () =>
+      client.threads.count({ metadata: mine, values: { topic: "owls" } as never }),
+    );
+    await s.step("state, one value selected", () =>
+      client.threads.getState(tids[0], undefined, { select: ["values.topic"] } as never),
+    );
+    await s.step("history, fields selected", () =>
+      client.threads.getHistory(tids[0], { limit: 2, select: ["values", "next", "metadata"] }),
+    );
+    await s.step("runs, fields selected", () =>
+      client.runs.list(tids[0], { select: ["run_id", "status", "multitask_strategy"] }),
+    );
+    await s.step("runs by status", async () => (await client.runs.list(tids[0], { status: "error" })).length);
+
+    for (const name of ["zeta", "alpha", "mid"]) {
+      await client.assistants.create({ graphId: "chat", name, metadata: mine });
+    }
+    await s.step("assistants sorted by name", () =>
+      client.assistants.search({
+        metadata: mine,
+        sortBy: "name",
+        sortOrder: "asc",
+        select: ["name", "graph_id", "metadata"],
+      }),
+    );
+    await s.step("assistants named", async () =>
+      (await client.assistants.search({ metadata: mine, name: "alp" })).map((a) => a.name),
+    );
+    await s.step("assistants page", async () =>
+      (
+        await client.assistants.search({
+          metadata: mine,
+          sortBy: "name",
+          sortOrder: "desc",
+          limit: 2,
+          offset: 1,
+        })
+      ).map((a) => a.name),
+    );
+    await s.step("count assistants", () => client.assistants.count({ metadata: mine, graphId: "chat" }));
+  },
+};
+
 export const SCENARIOS: readonly Scenario[] = [
   assistants,
   schemas,
@@ -613,5 +697,6 @@ export const SCENARIOS: readonly Scenario[] = [
   runs,
   multitask,
   lifecycle,
+  search,
   errors,
 ];
