@@ -212,6 +212,33 @@ export const ACCEPTED: readonly Accepted[] = [
     why: "a thread without state matches no `values` filter; the dev server lets every thread without values through",
   },
   {
+    scenario: "run options",
+    path: "{cancel many,run cancelled by cancel many,thread after cancel many}/**",
+    reason: "dev-server-defect",
+    why: "`POST /runs/cancel` cancels the runs it names (the API document's bulk cancel), so the run and its thread are no longer pending and busy; the dev server has no such route (404)",
+  },
+  {
+    scenario: "run options",
+    path: "history with durability exit/**",
+    reason: "dev-server-defect",
+    why: "a run with `durability: exit` writes only its last checkpoint, as the API document says; the dev server checkpoints every step",
+  },
+  {
+    scenario: "run options",
+    path: "values with subgraphs, durability exit/checkpoints*",
+    only: "official",
+    reason: "dev-server-defect",
+    why: "no `checkpoints` events unless that mode is asked for; the dev server sends them beside `values` events",
+  },
+  {
+    scenario: "run options",
+    path: "thread stopped before write/interrupts/*",
+    only: "official",
+    value: [],
+    reason: "dev-server-defect",
+    why: "a thread's `interrupts` (its current interrupts, by task, in the API document) name only tasks that have some: a run stopped by `interrupt_before` has none; the dev server lists that task with an empty list",
+  },
+  {
     scenario: "interrupts",
     path: "runs order/**",
     reason: "production-server",

@@ -686,6 +686,95 @@ const search: Scenario = {
   },
 };
 
+// A run's options: interrupts before and after nodes given at run time, subgraph events, durability, context, a
+// batch of stateless runs, cancelling many, and a thread's state metadata patched.
+const runOptions: Scenario = {
+  name: "run options",
+  async run(s) {
+    const { client } = s;
+    const thread = async () =>
+      (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const topic = { topic: "moths" };
+
+    const before = await thread();
+    await s.step("interrupt before write", () =>
+      client.runs.wait(before, "research", { input: topic, interruptBefore: ["write"] }),
+    );
+    await s.step("thread stopped before write", () => client.threads.get(before));
+    await s.step("state stopped before write", async () => {
+      const { next, tasks, values } = await client.threads.getState(before);
+      return { next, tasks, values };
+    });
+    await s.step("go on past write", () => client.runs.wait(before, "research", { input: null }));
+    await s.step("thread after going on", () => client.threads.get(before));
+
+    const after = await thread();
+    await s.step("interrupt after plan", () =>
+      client.runs.wait(after, "research", { input: topic, interruptAfter: ["plan"] }),
+    );
+    await s.step("next after plan", async () => (await client.threads.getState(after)).next);
+    const everyNode = await thread();
+    await s.step("interrupt before every node", () =>
+      client.runs.wait(everyNode, "research", { input: topic, interruptBefore: "*" }),
+    );
+
+    await s.stream(
+      "updates with subgraphs",
+      client.runs.stream(await thread(), "research", {
+        input: topic,
+        streamMode: ["updates"],
+        streamSubgraphs: true,
+      }),
+    );
+    await s.stream(
+      "values with subgraphs, durability exit",
+      client.runs.stream(await thread(), "research", {
+        input: topic,
+        streamMode: ["values"],
+        streamSubgraphs: true,
+        durability: "exit",
+      }),
+    );
+    const exitOnly = await thread();
+    await client.runs.wait(exitOnly, "research", { input: topic, durability: "exit" });
+    await s.step("history with durability exit", async () =>
+      (await client.threads.getHistory(exitOnly)).map((h) => ({ next: h.next, step: h.metadata?.step })),
+    );
+
+    const withContext = await thread();
+    const run = await s.must("run with context", () =>
+      client.runs.create(withContext, "research", { input: topic, context: { region: "eu" } }),
+    );
+    await s.step("join run with context", () => client.runs.join(withContext, run.run_id));
+    await s.step("record of run with context", async () =>
+      kwargs(await client.runs.get(withContext, run.run_id)),
+    );
+
+    await s.step("batch of stateless runs", async () =>
+      (
+        await client.runs.createBatch([
+          { assistantId: "chat", input: user("one"), metadata: { scenario_run: s.nonce, n: 1 } },
+          { assistantId: "research", input: topic, metadata: { scenario_run: s.nonce, n: 2 } },
+        ])
+      ).map((r) => ({ metadata: r.metadata, status: r.status, multitask_strategy: r.multitask_strategy })),
+    );
+
+    const pending = await thread();
+    const queued = await client.runs.create(pending, "research", { input: topic, afterSeconds: 3600 });
+    await s.step("cancel many", () => client.runs.cancelMany({ threadId: pending, runIds: [queued.run_id] }));
+    await s.step("run cancelled by cancel many", async () => {
+      const got = await client.runs.get(pending, queued.run_id);
+      return { status: got.status };
+    });
+    await s.step("thread after cancel many", () => client.threads.get(pending));
+
+    const patched = await thread();
+    await client.runs.wait(patched, "research", { input: topic });
+    await s.step("patch state metadata", () => client.threads.patchState(patched, { reviewed: true }));
+    await s.step("state metadata after patch", async () => (await client.threads.getState(patched)).metadata);
+  },
+};
+
 export const SCENARIOS: readonly Scenario[] = [
   assistants,
   schemas,
@@ -698,5 +787,6 @@ export const SCENARIOS: readonly Scenario[] = [
   multitask,
   lifecycle,
   search,
+  runOptions,
   errors,
 ];
