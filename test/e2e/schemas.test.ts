@@ -173,3 +173,58 @@ describe("hangar dev: schemas extracted in the background, kept across restarts"
     }
   });
 });
+
+describe("HANGAR_SCHEMAS_AHEAD in the project's env", () => {
+  let copy: { base: string; project: string };
+  let cacheDir: string;
+  const config = () => join(copy.project, "langgraph.json");
+  const start = (ahead: string | undefined) =>
+    startHangar({
+      process: true,
+      config: config(),
+      // A cache of their own: the first server extracts, the second finds the entry.
+      env: { LOG_LEVEL: "debug", HANGAR_SCHEMAS_AHEAD: ahead, HANGAR_SCHEMAS_CACHE_DIR: cacheDir },
+    });
+  const BACKGROUND = /schemas: types of ([^\n]*) asked for in the background/;
+  beforeAll(() => {
+    // One graph whose schemas come from its types (a LangGraph Annotation), its project's env turning the
+    // background extraction off.
+    copy = copyProject("test/fixtures/cli-reload");
+    const project = JSON.parse(readFileSync(config(), "utf8")) as Record<string, unknown>;
+    writeFileSync(config(), JSON.stringify({ ...project, env: { HANGAR_SCHEMAS_AHEAD: "false" } }));
+    cacheDir = tempDir();
+  });
+  afterAll(() => {
+    cleanupDir(cacheDir);
+    cleanupDir(copy.base);
+  });
+
+  it("the project's `false` turns the background extraction off: the first request extracts", async () => {
+    const server = await start(undefined);
+    try {
+      const res = await fetch(`${server.url}/assistants/reload/schemas`);
+      expect(res.status).toBe(200);
+      const body = (await res.json()) as { input_schema: { properties: Record<string, unknown> } };
+      expect(Object.keys(body.input_schema.properties).sort()).toEqual(["input", "output"]);
+      // Asked for by the request, after seconds of the compiler: a background extraction would have said so
+      // within milliseconds of the start.
+      expect(extractions(server.output())).toEqual(["reload"]);
+      expect(server.output()).not.toMatch(BACKGROUND);
+    } finally {
+      await server.stop();
+    }
+  });
+
+  it("the process's own setting wins over the project's", async () => {
+    const server = await start("true");
+    try {
+      const m = await waitFor(
+        "the background extraction's start",
+        () => BACKGROUND.exec(server.output()) ?? false,
+      );
+      expect(m[1].trim()).toBe("reload");
+    } finally {
+      await server.stop();
+    }
+  });
+});
