@@ -9,6 +9,7 @@ import {
   joinValues,
   logOf,
   markerLines,
+  startHeld,
   useRunsProject,
   valuesWithin,
   waitFor,
@@ -204,6 +205,20 @@ describe("background runs on a thread", () => {
       (await client.runs.list(thread_id)).every((r) => r.run_id !== second.run_id),
     );
     expect(markerLines(marker)).toEqual([]);
+  });
+
+  it("DELETE of a running run is refused with 409, and the run goes on to its end", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const gate = scratch.gate();
+    const run = await startHeld(client, thread_id, "r", 1, gate.file);
+    const refused = await httpError(client.runs.delete(thread_id, run.run_id));
+    expect(refused.status).toBe(409);
+    expect(refused.body.detail).toContain("cancel it before deleting it");
+    expect((await client.runs.get(thread_id, run.run_id)).status).toBe("running");
+    gate.open();
+    await waitForStatus(client, thread_id, run.run_id, ["success"]);
+    expect((await client.threads.getState<StepsValues>(thread_id)).values.log).toEqual(logOf("r", 4));
   });
 
   it("DELETE /threads/{id}/runs/{run_id} removes a finished run", async () => {

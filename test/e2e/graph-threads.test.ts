@@ -14,6 +14,7 @@ import {
   waitForStatus,
   waitForThreadStatus,
 } from "../helpers/runs.ts";
+import { Client } from "@langchain/langgraph-sdk";
 import { useHangar } from "../helpers/server.ts";
 
 const hangar = useHangar({
@@ -107,4 +108,44 @@ describe("graph threads", () => {
     };
     expect(values.log).toEqual(["y:0"]);
   });
+});
+
+// A project's TypeScript modules that the storage loads (the store's embeddings function, a custom encryption module)
+// are imported on a graph thread too, through tsx's loader like the graphs: a thread that could not load them would
+// leave runs on the API thread (the fallback), saying so in the log.
+describe("graph threads with the project's TypeScript store embeddings and custom encryption", () => {
+  const projects = [
+    { name: "store embeddings", config: "test/fixtures/semantic-project/langgraph.json", headers: {} },
+    {
+      name: "custom encryption",
+      config: "test/fixtures/encryption-project/langgraph.json",
+      headers: { authorization: "Bearer token-alice" },
+    },
+  ];
+  for (const p of projects) {
+    describe(p.name, () => {
+      // A CLI process: it runs Hangar compiled, as installed (in this process, Hangar's sources need tsx before all).
+      const server = useHangar({ process: true, config: p.config, env: { HANGAR_GRAPH_THREADS: "1" } });
+      it("the thread loads them and the run executes there", async () => {
+        const client = new Client({
+          apiUrl: server.server.url,
+          defaultHeaders: p.headers,
+          callerOptions: { maxRetries: 0 },
+        });
+        const { thread_id } = await client.threads.create();
+        const values = (await client.runs.wait(thread_id, "chat", {
+          input: { messages: [{ role: "user", content: "hi" }] },
+        })) as { messages: unknown[] };
+        expect(values.messages).toHaveLength(2);
+        // The run waited for a ready thread; the pool says so once its start has settled.
+        await waitFor("the graph thread's start to be logged", () =>
+          /graph threads ready: 1|could not load the graphs|no graph thread could load/.test(
+            server.server.output(),
+          ),
+        );
+        expect(server.server.output()).not.toMatch(/could not load the graphs|no graph thread could load/);
+        expect(server.server.output()).toMatch(/graph threads ready: 1/);
+      });
+    });
+  }
 });

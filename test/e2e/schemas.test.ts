@@ -206,8 +206,9 @@ describe("HANGAR_SCHEMAS_AHEAD in the project's env", () => {
       expect(res.status).toBe(200);
       const body = (await res.json()) as { input_schema: { properties: Record<string, unknown> } };
       expect(Object.keys(body.input_schema.properties).sort()).toEqual(["input", "output"]);
-      // Asked for by the request, after seconds of the compiler: a background extraction would have said so
-      // within milliseconds of the start.
+      // Asked for by the request, after seconds of the compiler (the line read as it comes: the log is written
+      // without blocking): a background extraction would have said so within milliseconds of the start.
+      await waitFor("the extraction's line", () => extractions(server.output()).length > 0);
       expect(extractions(server.output())).toEqual(["reload"]);
       expect(server.output()).not.toMatch(BACKGROUND);
     } finally {

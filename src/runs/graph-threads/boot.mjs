@@ -1,7 +1,8 @@
 // Entry of a graph thread (plain JS): loads the host (host.ts, or host.js once built) and runs it. tsx's loader, which
-// the project's TypeScript graphs need, is registered only once Hangar's own modules and its packages are loaded and
-// the thread's storage is open: what loads through the loader's hooks costs several times the CPU of a native load
-// (as src/cli/typescript.ts does on the API thread). Run from its sources, Hangar itself needs the loader first.
+// the project's TypeScript modules need (graphs, store embeddings, custom encryption), is registered only once Hangar's
+// own modules and its packages are loaded, before the first module of the project: what loads through the loader's
+// hooks costs several times the CPU of a native load (as src/cli/typescript.ts does on the API thread). Run from its
+// sources, Hangar itself needs the loader first.
 import { URL } from "node:url";
 import { workerData } from "node:worker_threads";
 

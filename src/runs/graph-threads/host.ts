@@ -42,19 +42,33 @@ const log: Logger = createLogger({
   destination: { write: (line: string) => post({ t: "log", line }) },
 });
 
-async function open(): Promise<{
+/**
+ * Opens the thread's storage. Hangar's storage modules are imported first, natively; `beforeProject` then registers
+ * tsx's loader (boot.mjs), before anything of the project's is imported: the store's embeddings function and a custom
+ * encryption module may be TypeScript.
+ */
+async function open(beforeProject: () => Promise<void>): Promise<{
   checkpointer: BaseCheckpointSaver;
   store: BaseStore;
   /** Waits for the writes not waited for (embedded); throws the error of one that failed. */
   flush?: () => void;
   close: () => Promise<void>;
 }> {
-  const index = await loadStoreIndex(data.projectDir, data.store);
-  const cipher = await loadCipher(data.encryption);
+  // What of the project's the storage needs (its store's index, its cipher), once the loader is registered.
+  const project = async () => {
+    await beforeProject();
+    return {
+      index: await loadStoreIndex(data.projectDir, data.store),
+      cipher: await loadCipher(data.encryption),
+    };
+  };
   const b = data.backend;
   if (b.kind === "sqlite") {
-    const { HangarSqliteSaver } = await import("../../storage/sqlite/checkpointer.js");
-    const { SqliteStore } = await import("../../storage/sqlite/store.js");
+    const [{ HangarSqliteSaver }, { SqliteStore }] = await Promise.all([
+      import("../../storage/sqlite/checkpointer.js"),
+      import("../../storage/sqlite/store.js"),
+    ]);
+    const { index, cipher } = await project();
     const db = new RemoteDatabase(b.port, b.flag);
     const remote = db as unknown as ConstructorParameters<typeof HangarSqliteSaver>[0];
     // Writes open the group commit on the API thread (which answers each write); the tracker is touched there too.
@@ -65,6 +79,7 @@ async function open(): Promise<{
     return { checkpointer, store, flush: () => db.flush(), close: async () => {} };
   }
   const { openPostgresGraphStorage } = await import("../../storage/postgres/index.js");
+  const { index, cipher } = await project();
   // The API thread's sync() flushes PostgreSQL's WAL once it knows checkpoints were written.
   return openPostgresGraphStorage({
     url: b.url,
@@ -77,15 +92,14 @@ async function open(): Promise<{
 }
 
 /**
- * Runs the thread: opens its storage, then calls `beforeGraphs` (boot.mjs registers tsx's loader there, once Hangar's
- * own modules are loaded natively), loads the graphs and takes runs.
+ * Runs the thread: opens its storage, calling `beforeProject` (boot.mjs registers tsx's loader there, once Hangar's own
+ * modules are loaded natively) before the first module of the project, loads the graphs and takes runs.
  */
-export async function main(beforeGraphs: () => Promise<void>): Promise<void> {
+export async function main(beforeProject: () => Promise<void>): Promise<void> {
   let storage: Awaited<ReturnType<typeof open>>;
   let runner: InProcessRunner;
   try {
-    storage = await open();
-    await beforeGraphs();
+    storage = await open(beforeProject);
     const graphs = new GraphRegistry(storage.checkpointer, storage.store, log);
     await graphs.loadAll(data.graphs);
     runner = new InProcessRunner(graphs);

@@ -3,7 +3,7 @@
 // docs/behaviour.md too; PENDING ones, Hangar defects known and being fixed, to be removed as they are.
 // Each entry names its scenario ("*": any, of test/e2e/differential*.test.ts) and a path pattern (segments by
 // "/", `*` one segment, `**` any number); `only` narrows it to a field one server has and the other lacks, and
-// `value` to that field's value (JSON-equal).
+// `value` to the value there (JSON-equal): Hangar's, or with `only: "official"` the dev server's.
 
 /**
  * Why a difference is kept:
@@ -20,7 +20,7 @@ export interface Match {
   path: string;
   /** `hangar`: only Hangar has the field; `official`: only the official dev server has it. */
   only?: "hangar" | "official";
-  /** With `only`: the value the side that has the field has there. */
+  /** The value Hangar has there; with `only: "official"`, the value the dev server has. */
   value?: unknown;
 }
 
@@ -157,27 +157,32 @@ export const ACCEPTED: readonly Accepted[] = [
   },
   {
     scenario: "multitask",
-    path: "rolled back run/**",
+    path: "rolled back run/http",
+    only: "hangar",
+    value: 404,
     reason: "dev-server-defect",
-    why: "a run stopped by a `rollback` run is deleted with its checkpoints (the API document's cancel `action=rollback`), so reading it is 404; the dev server keeps it, status `error`",
+    why: "a run stopped by a `rollback` run is deleted with its checkpoints (the API document's cancel `action=rollback`), so reading it is 404; the dev server keeps it",
   },
   {
     scenario: "multitask",
-    path: "runs at the end/{4,5}/**",
+    path: "rolled back run/{status,multitask_strategy}",
+    only: "official",
+    reason: "dev-server-defect",
+    why: "the dev server keeps the rolled-back run (above), status `error`",
+  },
+  {
+    scenario: "multitask",
+    path: "runs at the end/rolled back",
+    only: "official",
     reason: "dev-server-defect",
     why: "the thread's runs after a rollback leave out the rolled-back run (deleted, above); the dev server lists it",
   },
   {
     scenario: "run lifecycle",
     path: "{cancel and wait,cancel again,delete the cancelled run}",
+    value: {},
     reason: "production-server",
     why: "cancelling and deleting a run answer 200 with a JSON body, as the API document has them; the dev server answers without a body",
-  },
-  {
-    scenario: "run lifecycle",
-    path: "delete a running run",
-    reason: "dev-server-defect",
-    why: "deleting a run that is running is refused with 409 (cancel it first): the dev server deletes its record while its execution goes on, and the thread stays busy",
   },
   {
     scenario: "run lifecycle",
@@ -196,30 +201,61 @@ export const ACCEPTED: readonly Accepted[] = [
     scenario: "run lifecycle",
     path: "thread after cancel/values",
     only: "hangar",
+    value: { gate: "gate-2", gate_dir: "<value>", label: "cancelled", passed: ["streamed"] },
     reason: "dev-server-defect",
     why: "a thread's `values` after a cancelled run are its state's (the state read gives the same on both servers); the dev server drops them",
   },
   {
     scenario: "search and select",
-    path: "assistants {sorted by name,page}/**",
+    path: "assistants sorted by name/*/name",
     reason: "dev-server-defect",
     why: "assistant search sorts by its `sort_by` (here `name`) as the API document says; the dev server ignores it and lists the newest first",
   },
   {
     scenario: "search and select",
-    path: "{threads,count} by values/**",
+    path: "assistants page/*",
+    reason: "dev-server-defect",
+    why: "a page of an assistant search sorted by name (above); the dev server pages its newest-first list",
+  },
+  {
+    scenario: "search and select",
+    path: "threads by values/1",
+    only: "official",
     reason: "dev-server-defect",
     why: "a thread without state matches no `values` filter; the dev server lets every thread without values through",
   },
   {
-    scenario: "run options",
-    path: "{cancel many,run cancelled by cancel many,thread after cancel many}/**",
+    scenario: "search and select",
+    path: "count by values",
+    value: 1,
     reason: "dev-server-defect",
-    why: "`POST /runs/cancel` cancels the runs it names (the API document's bulk cancel), so the run and its thread are no longer pending and busy; the dev server has no such route (404)",
+    why: "the count of threads matching a `values` filter leaves out the threads without state (above)",
   },
   {
     scenario: "run options",
-    path: "history with durability exit/**",
+    path: "cancel many",
+    value: null,
+    reason: "dev-server-defect",
+    why: "`POST /runs/cancel` cancels the runs it names (the API document's bulk cancel); the dev server has no such route (404)",
+  },
+  {
+    scenario: "run options",
+    path: "run cancelled by cancel many/status",
+    value: "interrupted",
+    reason: "dev-server-defect",
+    why: "a delayed run cancelled by `POST /runs/cancel` is `interrupted` (above); on the dev server it stays pending",
+  },
+  {
+    scenario: "run options",
+    path: "thread after cancel many/status",
+    value: "idle",
+    reason: "dev-server-defect",
+    why: "the thread of a run cancelled by `POST /runs/cancel` is idle again (above); on the dev server it stays busy",
+  },
+  {
+    scenario: "run options",
+    path: "history with durability exit/*",
+    only: "official",
     reason: "dev-server-defect",
     why: "a run with `durability: exit` writes only its last checkpoint, as the API document says; the dev server checkpoints every step",
   },

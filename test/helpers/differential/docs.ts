@@ -6,7 +6,8 @@ export const SECTION_TITLE = "## Differences from the official dev server";
 
 const where = (e: Accepted) => {
   const side = e.only ? `, only ${e.only === "hangar" ? "Hangar" : "the dev server"} has it` : "";
-  const value = e.value !== undefined ? ` (\`${JSON.stringify(e.value)}\`)` : "";
+  const whose = e.only ? "" : "Hangar: ";
+  const value = e.value !== undefined ? ` (${whose}\`${JSON.stringify(e.value)}\`)` : "";
   return `\`${e.scenario}\` at \`${e.path}\`${side}${value}`;
 };
 
