@@ -146,6 +146,7 @@ export const ACCEPTED: readonly Accepted[] = [
   {
     scenario: "*",
     path: "**/multitask_strategy",
+    value: "enqueue",
     reason: "dev-server-defect",
     why: "a run created without `multitask_strategy` records `enqueue`, the API document's default; the dev server records `reject` (and enqueues)",
   },
