@@ -1,7 +1,7 @@
 // End-to-end: the store API (items, search, namespaces, TTL) and a graph reading and writing the same store.
 import { join } from "node:path";
 import { describe, expect, it } from "vitest";
-import { httpError, postJson, unique } from "../helpers/http.ts";
+import { postJson, unique } from "../helpers/http.ts";
 import { ROOT, useHangar } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -95,9 +95,17 @@ describe("store items", () => {
     );
     expect(dotted.status).toBe(422);
     expect(JSON.stringify(dotted.body.detail)).toMatch(/namespace/);
-    const missing = await httpError(client.store.searchItems(ns, { query: "semantic" }));
-    expect(missing.status).toBe(422);
     expect((await client.store.searchItems(ns)).items).toEqual([]);
+  });
+
+  it("a search with a query and no store.index lists the items as without one (LangGraph's stores ignore it)", async () => {
+    const { client } = hangar;
+    const ns = ["query-without-index", crypto.randomUUID()];
+    await client.store.putItem(ns, "older", { text: "about owls" });
+    await client.store.putItem(ns, "newer", { text: "about bees" });
+    const found = await client.store.searchItems(ns, { query: "owls" });
+    expect(found.items.map((i) => i.key)).toEqual(["newer", "older"]);
+    expect(found.items.every((i) => !("score" in i) || i.score === undefined)).toBe(true);
   });
 });
 

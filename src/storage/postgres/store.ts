@@ -138,16 +138,16 @@ export class PostgresStore extends BaseStore implements ItemStore {
   }
 
   async searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]> {
-    if (op.query && !this.index) {
-      throw new Error("query: semantic search needs store.index in langgraph.json, which is not configured");
-    }
+    // Without store.index a query is ignored (the items listed as without one), as LangGraph's stores and the
+    // official servers do.
+    const query = this.index ? op.query : undefined;
     const prefix = op.namespacePrefix ?? [];
     const offset = op.offset ?? 0;
     const limit = op.limit ?? 10;
     const params: unknown[] = [prefix, now()];
     // Without a filter or query, the page is cut in SQL; otherwise every item under the prefix is matched
     // here, exactly as the SQLite store does.
-    const paged = !op.filter && !op.query;
+    const paged = !op.filter && !query;
     if (paged) params.push(limit, offset);
     const rows = await this.db.rows(
       `SELECT * FROM ${this.table}
@@ -156,9 +156,9 @@ export class PostgresStore extends BaseStore implements ItemStore {
       params,
     );
     let matching = op.filter ? rows.filter((r) => matchesFilter(r.value, op.filter)) : rows;
-    if (op.query) {
+    if (query) {
       // Ranked by the best cosine similarity of any embedded text of the item; unembedded items last.
-      const [q] = await this.index!.embed([op.query]);
+      const [q] = await this.index!.embed([query]);
       for (const r of matching) {
         const vectors = Array.isArray(r.embedding) ? (r.embedding as number[][]) : [];
         r.score = vectors.length ? Math.max(...vectors.map((v) => cosine(q, v))) : null;
@@ -167,7 +167,7 @@ export class PostgresStore extends BaseStore implements ItemStore {
     }
     const page = paged ? matching : matching.slice(offset, offset + limit);
     await this.refresh(page, opts);
-    return page.map((r) => (op.query ? { ...toItem(r), score: r.score ?? undefined } : toItem(r)));
+    return page.map((r) => (query ? { ...toItem(r), score: r.score ?? undefined } : toItem(r)));
   }
 
   private async listNamespacesOp(op: ListNamespacesOperation): Promise<string[][]> {

@@ -144,9 +144,9 @@ export class SqliteStore extends BaseStore implements ItemStore {
   }
 
   async searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]> {
-    if (op.query && !this.index) {
-      throw new Error("query: semantic search needs store.index in langgraph.json, which is not configured");
-    }
+    // Without store.index a query is ignored (the items listed as without one), as LangGraph's stores and the
+    // official servers do.
+    const query = this.index ? op.query : undefined;
     const prefix = encode(op.namespacePrefix);
     // An empty prefix matches every namespace.
     const rows = this.stmt(
@@ -154,9 +154,9 @@ export class SqliteStore extends BaseStore implements ItemStore {
          AND (expires_at IS NULL OR expires_at > ?) ORDER BY updated_at DESC, namespace, key`,
     ).all(prefix, prefix, prefix.length + 1, prefix + SEP, Date.now()) as any[];
     let matching = op.filter ? rows.filter((r) => matchesFilter(JSON.parse(r.value), op.filter)) : rows;
-    if (op.query) {
+    if (query) {
       // Ranked by the best cosine similarity of any embedded text of the item; unembedded items last.
-      const [q] = await this.index!.embed([op.query]);
+      const [q] = await this.index!.embed([query]);
       for (const r of matching) {
         const vectors = r.embedding ? (JSON.parse(r.embedding) as number[][]) : [];
         r.score = vectors.length ? Math.max(...vectors.map((v) => cosine(q, v))) : null;
@@ -165,7 +165,7 @@ export class SqliteStore extends BaseStore implements ItemStore {
     }
     const page = matching.slice(op.offset ?? 0, (op.offset ?? 0) + (op.limit ?? 10));
     this.refresh(page, opts);
-    return page.map((r) => (op.query ? { ...toItem(r), score: r.score ?? undefined } : toItem(r)));
+    return page.map((r) => (query ? { ...toItem(r), score: r.score ?? undefined } : toItem(r)));
   }
 
   private listNamespacesOp(op: ListNamespacesOperation): string[][] {

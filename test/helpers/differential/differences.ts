@@ -276,6 +276,13 @@ export const ACCEPTED: readonly Accepted[] = [
     why: "a thread's `interrupts` (its current interrupts, by task, in the API document) name only tasks that have some: a run stopped by `interrupt_before` has none; the dev server lists that task with an empty list",
   },
   {
+    scenario: "store",
+    path: "put {in the empty namespace,a value that is not an object}",
+    value: 422,
+    reason: "production-server",
+    why: "a store put the API refuses (an empty namespace, a value that is not an object) is 422 Validation Error, as the API document lists it; the dev server answers 400",
+  },
+  {
     scenario: "interrupts",
     path: "runs order/**",
     reason: "production-server",

@@ -353,6 +353,33 @@ const store: Scenario = {
     await s.step("delete k1", () => client.store.deleteItem(ns, "k1"));
     await s.step("get deleted", () => client.store.getItem(ns, "k1"));
     await s.step("search after delete", () => client.store.searchItems(ns));
+    // Filters with operators, a parent namespace's search, namespaces by suffix and paged, and what is refused.
+    await s.step("search filter $gt", () => client.store.searchItems(ns, { filter: { n: { $gt: 2 } } }));
+    await s.step("search filter $ne", () => client.store.searchItems(ns, { filter: { n: { $ne: 2 } } }));
+    // Which items, whatever their order (the order is compared in the searches above).
+    await s.step("search of the parent", async () =>
+      (await client.store.searchItems(["notes", s.nonce])).items
+        .map((i) => `${i.namespace.slice(2).join("/")}:${i.key}`)
+        .sort(),
+    );
+    await s.step("search with a query, no index", () => client.store.searchItems(ns, { query: "second" }));
+    await s.step("namespaces by suffix", () =>
+      client.store.listNamespaces({ prefix: ns, suffix: ["inner"] }),
+    );
+    await s.step("namespaces paged", () => client.store.listNamespaces({ prefix: ns, limit: 1, offset: 1 }));
+    await s.step("delete missing", () => client.store.deleteItem(ns, "never"));
+    // Past the SDK, which checks some of these itself: the status each server answers.
+    const put = (namespace: string[], value: unknown) => async () =>
+      (
+        await fetch(`${s.url}/store/items`, {
+          method: "PUT",
+          headers: { "content-type": "application/json" },
+          body: JSON.stringify({ namespace, key: "k", value }),
+        })
+      ).status;
+    await s.step("put with a dot in a label", put(["notes", "a.b"], { n: 1 }));
+    await s.step("put in the empty namespace", put([], { n: 1 }));
+    await s.step("put a value that is not an object", put(ns, 5));
   },
 };
 
