@@ -138,8 +138,8 @@ export class PostgresStore extends BaseStore implements ItemStore {
   }
 
   async searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]> {
-    // Without store.index a query is ignored (the items listed as without one), as LangGraph's stores and the
-    // official servers do.
+    // Without store.index a query is ignored (the items listed as without one), as LangGraph's own stores and the
+    // official dev server do.
     const query = this.index ? op.query : undefined;
     const prefix = op.namespacePrefix ?? [];
     const offset = op.offset ?? 0;

@@ -144,8 +144,8 @@ export class SqliteStore extends BaseStore implements ItemStore {
   }
 
   async searchItems(op: SearchOperation, opts: ReadOptions): Promise<SearchItem[]> {
-    // Without store.index a query is ignored (the items listed as without one), as LangGraph's stores and the
-    // official servers do.
+    // Without store.index a query is ignored (the items listed as without one), as LangGraph's own stores and the
+    // official dev server do.
     const query = this.index ? op.query : undefined;
     const prefix = encode(op.namespacePrefix);
     // An empty prefix matches every namespace.
