@@ -768,7 +768,10 @@ describe("store", () => {
     expect(keys(await search({ filter: { kind: "even" }, limit: 1, offset: 1 }))).toEqual(["d2"]);
     const everything = await s.searchItems({ namespacePrefix: [], limit: 1000 } as never, {});
     expect(keys(everything)).toEqual(expect.arrayContaining(["d0", "d4", "other"]));
-    await expect(search({ query: "hello" })).rejects.toThrow(/store.index/);
+    // Without store.index a query is ignored: the items as without one, no score.
+    const queried = await search({ query: "hello" });
+    expect(keys(queried)).toEqual(["d4", "d3", "d2", "d1", "d0"]);
+    expect(queried.every((i) => (i as { score?: number }).score === undefined)).toBe(true);
   });
 
   it("lists namespaces with prefix, suffix, wildcards, depth and paging", async () => {
