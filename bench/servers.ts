@@ -252,7 +252,7 @@ const SCHEMAS_OFF = { HANGAR_SCHEMAS_AHEAD: process.env.HANGAR_SCHEMAS_AHEAD ?? 
  * bench runs `node bin/hangar.js`, which would skip them), or BENCH_NODE_FLAGS when set (space-separated; to
  * compare settings), then the profiler's with BENCH_PROF_DIR.
  */
-function profileFlags(): string[] {
+function nodeFlags(): string[] {
   const given = process.env.BENCH_NODE_FLAGS;
   const shebang = readFileSync(join(ROOT, "bin/hangar.js"), "utf8").split("\n", 1)[0];
   const flags = (given ?? /^#!.*\bnode\b(.*)$/.exec(shebang)?.[1] ?? "").split(" ").filter(Boolean);
@@ -274,7 +274,7 @@ export async function startHangar(
   const { entry, output } = spawnLogged(
     process.execPath,
     [
-      ...profileFlags(),
+      ...nodeFlags(),
       join(ROOT, "bin/hangar.js"),
       "dev",
       "--config",
@@ -483,7 +483,7 @@ export async function startCluster(name: PgTarget, stamp: string): Promise<Bench
     const spawned = spawnLogged(
       process.execPath,
       [
-        ...profileFlags(),
+        ...nodeFlags(),
         join(ROOT, "bin/hangar.js"),
         "serve",
         "--config",

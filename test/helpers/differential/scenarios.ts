@@ -27,6 +27,10 @@ const byCreation = <T extends { created_at: string }>(runs: T[]) =>
   [...runs].sort((a, b) => a.created_at.localeCompare(b.created_at));
 const user = (content: string) => ({ messages: [{ role: "user", content }] });
 
+/** A new thread of the session's own (its nonce in the metadata). */
+const ownThread = async (s: Session) =>
+  (await s.client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+
 /** The system assistant of a graph (created_by: system). */
 async function systemAssistant(client: Client, graphId: string) {
   const [found] = await client.assistants.search({ graphId, metadata: { created_by: "system" }, limit: 1 });
@@ -177,8 +181,7 @@ const streams: Scenario = {
   name: "streams",
   async run(s) {
     const { client } = s;
-    const fresh = async () =>
-      (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const fresh = () => ownThread(s);
     const topic = { topic: "owls" };
     await s.stream(
       "values updates custom",
@@ -235,7 +238,7 @@ const interrupts: Scenario = {
   name: "interrupts",
   async run(s) {
     const { client } = s;
-    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const tid = await ownThread(s);
     await s.stream(
       "run to interrupt",
       client.runs.stream(tid, "approval", {
@@ -260,7 +263,7 @@ const interrupts: Scenario = {
       (await client.runs.list(tid)).map((r) => kwargs(r).command ?? kwargs(r).input),
     );
 
-    const other = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const other = await ownThread(s);
     await s.step("wait to interrupt", () =>
       client.runs.wait(other, "approval", { input: { request: "a gate" } }),
     );
@@ -285,7 +288,7 @@ const timeTravel: Scenario = {
   name: "time-travel",
   async run(s) {
     const { client } = s;
-    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const tid = await ownThread(s);
     await client.runs.wait(tid, "chat", { input: user("first") });
     await client.runs.wait(tid, "chat", { input: user("second") });
     const history = await s.must("history", () => client.threads.getHistory<Values>(tid));
@@ -332,7 +335,7 @@ const store: Scenario = {
   name: "store",
   async run(s) {
     const { client } = s;
-    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const tid = await ownThread(s);
     await s.step("agent run", () =>
       client.runs.wait(tid, "agent", { input: user("remember that the sky is blue") }),
     );
@@ -392,7 +395,7 @@ const runs: Scenario = {
       "stateless stream",
       client.runs.stream(null, "research", { input: { topic: "owls" }, streamMode: ["updates"] }),
     );
-    const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const tid = await ownThread(s);
     const run = await s.must("background create", () =>
       client.runs.create(tid, "research", { input: { topic: "bees" }, metadata: { purpose: "background" } }),
     );
@@ -456,6 +459,18 @@ function gates() {
   };
 }
 
+type Gates = ReturnType<typeof gates>;
+
+/** Runs `body` on a new thread of the session's, with gates of its own that are removed at its end. */
+async function withGates(s: Session, body: (g: Gates, threadId: string) => Promise<void>): Promise<void> {
+  const g = gates();
+  try {
+    await body(g, await ownThread(s));
+  } finally {
+    g.remove();
+  }
+}
+
 /**
  * Waits (bounded) until the gate run `runId` is running and its input is in the thread's state (its first checkpoint
  * written): what a request made next finds no longer depends on how far the server had got.
@@ -492,14 +507,16 @@ const outcome = (run: { status: string; multitask_strategy?: unknown }) => ({
   multitask_strategy: run.multitask_strategy ?? null,
 });
 
+/** A step reading run `runId` of the thread once settled (its outcome). */
+const settledRun = (client: Client, threadId: string) => (runId: string) => async () =>
+  outcome(await client.runs.get(threadId, runId));
+
 // Every strategy of a run arriving while its thread's run is busy: reject, enqueue, interrupt, rollback.
 const multitask: Scenario = {
   name: "multitask",
   async run(s) {
     const { client } = s;
-    const g = gates();
-    try {
-      const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    await withGates(s, async (g, tid) => {
       const start = (
         label: string,
         gate: string,
@@ -511,7 +528,7 @@ const multitask: Scenario = {
         });
       const joined = (runId: string) => () => client.runs.join(tid, runId);
       const values = async () => (await client.threads.getState(tid)).values;
-      const settled = (runId: string) => async () => outcome(await client.runs.get(tid, runId));
+      const settled = settledRun(client, tid);
       // The thread's runs by label (a run missing on one side is one difference, the others still compared).
       const labelled = async () =>
         Object.fromEntries(
@@ -561,9 +578,7 @@ const multitask: Scenario = {
       await s.step("runs at the end", labelled);
       await s.step("state after rollback", values);
       await s.step("thread at the end", () => client.threads.get(tid));
-    } finally {
-      g.remove();
-    }
+    });
   },
 };
 
@@ -573,10 +588,8 @@ const lifecycle: Scenario = {
   name: "run lifecycle",
   async run(s) {
     const { client } = s;
-    const g = gates();
-    try {
-      const tid = (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
-      const settled = (runId: string) => async () => outcome(await client.runs.get(tid, runId));
+    await withGates(s, async (g, tid) => {
+      const settled = settledRun(client, tid);
 
       const gate1 = g.next();
       const streamed = await s.must("resumable run", () =>
@@ -632,9 +645,7 @@ const lifecycle: Scenario = {
       await s.step("join the kept run", () => client.runs.join(kept.thread_id, kept.run_id));
       await s.step("thread of the kept run", () => client.threads.get(kept.thread_id));
       await s.step("kept run", async () => outcome(await client.runs.get(kept.thread_id, kept.run_id)));
-    } finally {
-      g.remove();
-    }
+    });
   },
 };
 
@@ -728,8 +739,7 @@ const runOptions: Scenario = {
   name: "run options",
   async run(s) {
     const { client } = s;
-    const thread = async () =>
-      (await client.threads.create({ metadata: { scenario_run: s.nonce } })).thread_id;
+    const thread = () => ownThread(s);
     const topic = { topic: "moths" };
 
     const before = await thread();
