@@ -1,7 +1,8 @@
 // The compose file the official CLI writes (`langgraphjs dockerfile --add-docker-compose`, kept unedited in
 // test/fixtures/docker/official-compose with how it was made) runs Hangar's image, with Compose 1.29 here: only
 // the image names change (the API's build becomes the image `hangar build` made; PostgreSQL's and Redis's are the
-// tests' local stand-ins) and its port is published on 127.0.0.1. The API answers /ok and runs a graph on the
+// tests' local stand-ins), its port is published on 127.0.0.1, and the stand-ins' health checks may take longer
+// than the file's 1 s (see below). The API answers /ok and runs a graph on the
 // PostgreSQL (POSTGRES_URI) and Redis (REDIS_URI) the file gives it; `down -v` removes all it made.
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
@@ -132,6 +133,15 @@ describe.skipIf(skip)("the official CLI's compose file runs Hangar's image", () 
     api.ports = [`127.0.0.1:${port}:8000`];
     file.services["langgraph-postgres"].image = pgvector;
     file.services["langgraph-redis"].image = redis;
+    // The file's checks give `pg_isready` and `redis-cli ping` 1 s each, 5 failures in a row making the service
+    // unhealthy: on a loaded 2-core machine (a clean clone's suite, Docker builds beside it) the exec alone took
+    // longer, the daemon logged "Health check ... context deadline exceeded" and `up` refused to start the API.
+    // What is checked is the stand-ins, not Hangar: the timeout is raised, the checks themselves unchanged.
+    for (const service of ["langgraph-postgres", "langgraph-redis"]) {
+      const check = file.services[service].healthcheck as Record<string, unknown>;
+      expect(check.timeout).toBe("1s");
+      check.timeout = "30s";
+    }
     composeFile = join(project, "docker-compose.yml");
     writeFileSync(composeFile, dump(file));
   });

@@ -9,6 +9,7 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { composeProjectName } from "../../src/cli/docker/up.ts";
 import {
+  BUILD_BOUND_MS,
   baseImage,
   composeLeftovers,
   docker,
@@ -123,11 +124,14 @@ describe.skipIf(skip)("hangar up", () => {
       child.once("exit", (code) => reject(new Error(`hangar up --watch exited ${code}:\n${out}`))),
     );
     exited.catch(() => {});
+    // A wait spans an image build (npm install in the image included): on a loaded machine (a fresh clone's suite
+    // building the Docker base image beside it) the rebuild after the edit took over the usual 180 s bound.
     const until = (what: string, text: string) =>
       Promise.race([
         waitFor(
           () => `${what}; its output:\n${out}`,
           () => out.includes(text),
+          BUILD_BOUND_MS,
         ),
         exited,
       ]);

@@ -46,6 +46,9 @@ export function skipWithoutDocker(file: string): boolean {
 /** Upper bound of one docker command (an image build on a loaded machine included). */
 const COMMAND_BOUND_MS = 15 * 60_000;
 
+/** Upper bound of a wait that spans an image build (a test's own bound stays under the test timeout of 15 min). */
+export const BUILD_BOUND_MS = 10 * 60_000;
+
 export interface Result {
   code: number;
   stdout: string;
