@@ -20,6 +20,7 @@ import {
   dockerQuiet,
   exec,
   freePort,
+  oneDockerFileAtATime,
   skipWithoutDocker,
   waitForOk,
   withBuildLock,
@@ -41,6 +42,7 @@ function skipHere(): boolean {
   return true;
 }
 const skip = skipHere();
+oneDockerFileAtATime();
 
 const run = `${process.pid}`;
 const BASE_TAG = `hangar-test/hangar-base:${run}`;

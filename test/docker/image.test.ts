@@ -12,6 +12,7 @@ import {
   dockerQuiet,
   exec,
   freePort,
+  oneDockerFileAtATime,
   shellIn,
   skipWithoutDocker,
   withBuildLock,
@@ -20,6 +21,7 @@ import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server
 import { waitFor } from "../helpers/wait.ts";
 
 const skip = skipWithoutDocker("test/docker/image.test.ts");
+oneDockerFileAtATime();
 const run = `${process.pid}`;
 const TAG = `hangar-test/app:${run}`;
 const containers: string[] = [];

@@ -16,6 +16,7 @@ import {
   dockerQuiet,
   exec,
   freePort,
+  oneDockerFileAtATime,
   removeComposeProject,
   serviceImages,
   skipWithoutDocker,
@@ -26,6 +27,7 @@ import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server
 
 const FILE = "test/docker/official-compose.test.ts";
 const skip = skipWithoutDocker(FILE);
+oneDockerFileAtATime();
 const FIXTURE = join(ROOT, "test/fixtures/docker/official-compose/docker-compose.yml");
 const run = `${process.pid}`;
 const TAG = `hangar-test/official-compose:${run}`;

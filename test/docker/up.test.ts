@@ -9,13 +9,14 @@ import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { composeProjectName } from "../../src/cli/docker/up.ts";
 import {
-  BUILD_BOUND_MS,
   baseImage,
+  BUILD_BOUND_MS,
   composeLeftovers,
   docker,
   dockerQuiet,
   exec,
   freePort,
+  oneDockerFileAtATime,
   removeComposeProject,
   serviceImages,
   shellIn,
@@ -26,6 +27,7 @@ import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server
 import { waitFor } from "../helpers/wait.ts";
 
 const skip = skipWithoutDocker("test/docker/up.test.ts");
+oneDockerFileAtATime();
 let tmp = "";
 let project = "";
 let name = "";

@@ -10,6 +10,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import * as tar from "tar";
+import { afterAll, beforeAll } from "vitest";
 import { noRetryClient, ROOT } from "./server.ts";
 import { waitFor } from "./wait.ts";
 
@@ -142,8 +143,11 @@ function betterSqlitePrebuild(): { file: string; data: Buffer } {
   return { file, data };
 }
 
-/** A lock over making one image: a directory made atomically, holding the maker's pid. */
-async function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+/**
+ * Takes a lock shared by the test files of this machine: a directory made atomically, holding the taker's pid (a
+ * lock whose taker is gone is taken over). Waits for it at most `boundMs`; returns what releases it.
+ */
+async function takeLock(name: string, boundMs: number): Promise<() => void> {
   const dir = join(tmpdir(), `hangar-test-${name}.lock`);
   await waitFor(
     `the lock ${dir}`,
@@ -167,14 +171,37 @@ async function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
         return false;
       }
     },
-    20 * 60_000,
+    boundMs,
     500,
   );
+  return () => rmSync(dir, { recursive: true, force: true });
+}
+
+/** Runs `fn` under the lock `name` (at most 20 min of waiting for it). */
+async function withLock<T>(name: string, fn: () => Promise<T>): Promise<T> {
+  const release = await takeLock(name, 20 * 60_000);
   try {
     return await fn();
   } finally {
-    rmSync(dir, { recursive: true, force: true });
+    release();
   }
+}
+
+/** How long a Docker file may wait for its turn: the other Docker files, one after the other, on a loaded machine. */
+const TURN_BOUND_MS = 60 * 60_000;
+
+/**
+ * One Docker file at a time, from its first hook to its last (call at the top of the file, before its describe):
+ * each builds images and starts containers of Hangar, PostgreSQL and Redis whose CPU the machine pays beside the
+ * other files'. The four at once, as the suite started them, loaded 2 cores 25 deep: health checks timed out, a
+ * rebuilt container was marked unhealthy after its 120 s start period, and the rest of the suite slowed with them.
+ */
+export function oneDockerFileAtATime(): void {
+  let release: (() => void) | undefined;
+  beforeAll(async () => {
+    release = await takeLock("docker-file", TURN_BOUND_MS);
+  }, TURN_BOUND_MS + 60_000);
+  afterAll(() => release?.());
 }
 
 /**

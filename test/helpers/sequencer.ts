@@ -5,25 +5,30 @@
 import { relative } from "node:path";
 import { BaseSequencer, type TestSpecification } from "vitest/node";
 
-/** Files known to take long (wall time), longest first; measured with HANGAR_TEST_CPU_LOG (its `wall`), 2026-11-29. */
+/**
+ * Files known to take long (wall time), longest first; measured with HANGAR_TEST_CPU_LOG (its `wall`), 2026-11-29.
+ * The Docker files run one at a time (oneDockerFileAtATime in test/helpers/docker.ts), so they are spread over the
+ * list: one waiting for its turn holds a worker meanwhile. image.test.ts first, as it makes the base image the
+ * others build on (minutes of debootstrap on a fresh machine).
+ */
 export const LONG_FILES = [
-  "test/docker/cp-image.test.ts",
   "test/docker/image.test.ts",
-  "test/docker/official-compose.test.ts",
-  "test/docker/up.test.ts",
   "test/e2e/package.test.ts",
   "test/browser/console.test.ts",
   "test/security/cp-secrets-uploads.test.ts",
   "test/control-plane/deploy.test.ts",
   "test/security/fuzz.test.ts",
+  "test/docker/up.test.ts",
   "test/e2e/differential.test.ts",
   "test/postgres/faults.test.ts",
   "test/control-plane/official-cli.test.ts",
   "test/control-plane/reconcile.test.ts",
+  "test/docker/cp-image.test.ts",
   "test/e2e/schemas.test.ts",
   "test/e2e/memory.test.ts",
   "test/e2e/cli.test.ts",
   "test/browser/fresh-clone.test.ts",
+  "test/docker/official-compose.test.ts",
   // 20-50 s each
   "test/docker/dockerfile.test.ts",
   "test/e2e/backup-embedded.test.ts",
