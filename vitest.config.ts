@@ -54,11 +54,14 @@ const CP_POSTGRES = [
   "test/control-plane/uploads.test.ts",
 ];
 
-// Test files run at once: a file mostly waits (on its servers, Docker, a browser, PostgreSQL), so three per core keep
-// the cores busy (with 4 on 2 cores a suite run left them idle a third of the time: 786 s, 634 s with 6). At most 8:
-// the postgres project's files open PostgreSQL connections (66 at the peak with 6 files at once; the server's
-// default max_connections is 100).
-const WORKERS = Math.min(8, 3 * Math.max(2, availableParallelism()));
+// Test files run at once: a file mostly waits (on its servers, Docker, a browser, PostgreSQL), so more files than
+// cores keep the cores busy (with 4 on 2 cores a suite run on one machine left them idle a third of the time: 786 s,
+// 634 s with 6). But on a slower machine 6 files at once, each with its servers and processes, loaded 2 cores ~24
+// deep: Docker's health checks timed out, and vitest's own workers could not reach it ("Timeout calling
+// onTaskUpdate", 28 times) so that the run ended after its first project. Two per core; at most 8, as the postgres
+// project's files open PostgreSQL connections (66 at the peak with 6 files at once; the server's default
+// max_connections is 100).
+const WORKERS = Math.min(8, 2 * Math.max(2, availableParallelism()));
 
 export default defineConfig({
   test: {

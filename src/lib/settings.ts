@@ -152,7 +152,8 @@ const SERVER = {
   schemasAhead: envVar("HANGAR_SCHEMAS_AHEAD", flag, {
     doc:
       "`false`: `dev` and `serve` extract the graphs' schemas from their types on the first request that needs " +
-      "them, instead of in the background once listening (the cache file is used either way)",
+      "them, instead of in the background once listening (the cache file is used either way); a control plane " +
+      "passes its own value on to its deployments",
     type: "true or false",
     default: true,
   }),

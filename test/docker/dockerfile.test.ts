@@ -302,6 +302,13 @@ describe("the Compose file", () => {
     expect(c.volumes).toEqual({ "hangar-data": {} });
     expect(c.services["hangar-api"].ports).toEqual(["0.0.0.0:9000:8000"]);
     expect(c.services["hangar-api"].extra_hosts).toEqual(["host.docker.internal:host-gateway"]);
+    // Checked every 5 s for the stack's whole life (a process started in the container each time), not every 2 s.
+    expect(c.services["hangar-redis"].healthcheck).toEqual({
+      test: ["CMD", "redis-cli", "ping"],
+      interval: "5s",
+      timeout: "30s",
+      retries: 24,
+    });
     expect((c.services["hangar-worker"].environment as Record<string, string>).DATABASE_URI).toBe(
       "postgres://u@host.docker.internal:5432/db",
     );

@@ -91,12 +91,14 @@ function cpEnv(extra: Record<string, string> = {}): NodeJS.ProcessEnv {
   for (const k of BACKEND_ENV) delete env[k];
   delete env.PORT;
   // Pretty logs (the command's default is JSON): tests read its human lines, quotes unescaped.
-  // Its deployments without graph threads (the control plane passes its HANGAR_GRAPH_THREADS on), as the harness's
-  // servers (test/helpers/server.ts baseEnv).
+  // Its deployments without graph threads and without compiling their graphs' types ahead (the control plane
+  // passes its HANGAR_GRAPH_THREADS and HANGAR_SCHEMAS_AHEAD on), as the harness's servers (test/helpers/server.ts
+  // baseEnv): each revision's start compiled them again, seconds of CPU per graph that few tests ask for.
   return {
     ...env,
     LOG_FORMAT: "pretty",
     HANGAR_GRAPH_THREADS: env.HANGAR_GRAPH_THREADS ?? "0",
+    HANGAR_SCHEMAS_AHEAD: env.HANGAR_SCHEMAS_AHEAD ?? "false",
     HANGAR_CP_SOURCE_ROOTS: TEST_SOURCE_ROOTS,
     ...extra,
   };

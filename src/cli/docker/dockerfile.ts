@@ -100,7 +100,7 @@ const runtimeTail = () => [
   `VOLUME ${DATA_DIR}`,
   "USER hangar",
   `EXPOSE ${IMAGE_PORT}`,
-  `HEALTHCHECK --interval=30s --timeout=5s --start-period=60s --retries=3 CMD ${execForm(["node", "-e", HEALTH_PROBE])}`,
+  `HEALTHCHECK --interval=30s --timeout=30s --start-period=60s --retries=3 CMD ${execForm(["node", "-e", HEALTH_PROBE])}`,
 ];
 
 /** The Dockerfile of the project's image. */

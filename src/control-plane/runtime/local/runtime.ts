@@ -26,6 +26,21 @@ import { chownTree, sandboxFor, type Sandbox } from "./sandbox.js";
 import { tenantGate, type TenantGate } from "./sandbox-gate.js";
 import type { CpStore, Deployment, LogKind, LogLevel, Revision } from "../../domain/types.js";
 
+/**
+ * Settings of the control plane's own environment, when its operator set them, that its deployments take as their
+ * default (a deployment's secret may set its own): HANGAR_GRAPH_THREADS (a machine of many deployments may want fewer
+ * threads each) and HANGAR_SCHEMAS_AHEAD (`false`: a revision no longer compiles its graphs' types in the background
+ * as it starts, seconds of CPU per graph, but on the first request that needs them).
+ */
+export function inheritedSettings(env: NodeJS.ProcessEnv = process.env): Record<string, string> {
+  const out: Record<string, string> = {};
+  for (const name of ["HANGAR_GRAPH_THREADS", "HANGAR_SCHEMAS_AHEAD"]) {
+    const value = env[name];
+    if (value) out[name] = value;
+  }
+  return out;
+}
+
 export { StartError } from "../../domain/errors.js";
 
 const PINO_LEVELS: [number, LogLevel][] = [
@@ -171,9 +186,8 @@ export class LocalRuntime implements Runtime {
       // Its web console at `<deployment URL>/console/` (its API's auth applies to what it loads); a secret may
       // turn it off.
       HANGAR_CONSOLE: "true",
-      // The control plane's own HANGAR_GRAPH_THREADS, when its operator set it, is its deployments' default (a
-      // machine of many deployments may want fewer threads each); a deployment's secret may set its own.
-      ...(process.env.HANGAR_GRAPH_THREADS ? { HANGAR_GRAPH_THREADS: process.env.HANGAR_GRAPH_THREADS } : {}),
+      // The control plane's own settings its deployments take as their default (a secret may set its own).
+      ...inheritedSettings(),
       ...secrets,
       // Beside its predecessor on the same data, it takes over unfinished runs only when told (takeOver).
       HANGAR_RECOVER_ON_START: "false",
