@@ -15,7 +15,6 @@ import {
   oneDockerFileAtATime,
   shellIn,
   skipWithoutDocker,
-  withBuildLock,
 } from "../helpers/docker.ts";
 import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -96,18 +95,15 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
     mkdirSync(join(project, ".hangar"));
     writeFileSync(join(project, ".hangar/hangar.sqlite"), "local data");
     workdir = `/deps/${project.split("/").pop()}`;
-    const r = await withBuildLock(() =>
-      exec(process.execPath, [BIN, "build", "-t", TAG, "--base-image", base], { cwd: project }),
-    );
+    const r = await exec(process.execPath, [BIN, "build", "-t", TAG, "--base-image", base], { cwd: project });
     expect(r.code, `hangar build:\n${r.stdout}\n${r.stderr}`).toBe(0);
   });
 
   afterAll(async () => {
     for (const c of containers) await dockerQuiet(["rm", "-f", "-v", c]);
     for (const v of volumes) await dockerQuiet(["volume", "rm", "-f", v]);
-    // Under the build lock, and leaving the untagged layers: another file's build may be using them as its cache
-    // (a removal in the middle of it failed that build: "failed to get destination image").
-    await withBuildLock(() => dockerQuiet(["rmi", "--no-prune", TAG]));
+    // Leaving the untagged layers, the next Docker file's build cache.
+    await dockerQuiet(["rmi", "--no-prune", TAG]);
     await dropCluster(cluster).catch(() => {});
     if (tmp) cleanupDir(tmp);
   });

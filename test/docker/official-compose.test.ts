@@ -2,8 +2,8 @@
 // test/fixtures/docker/official-compose with how it was made) runs Hangar's image, with Compose 1.29 here: only
 // the image names change (the API's build becomes the image `hangar build` made; PostgreSQL's and Redis's are the
 // tests' local stand-ins), its port is published on 127.0.0.1, and the stand-ins' health checks may take longer
-// than the file's 1 s (see below). The API answers /ok and runs a graph on the
-// PostgreSQL (POSTGRES_URI) and Redis (REDIS_URI) the file gives it; `down -v` removes all it made.
+// than the file's 1 s (see below). The API answers /ok and runs a graph on the PostgreSQL (POSTGRES_URI) and Redis
+// (REDIS_URI) the file gives it; `down -v` removes all it made.
 import { cpSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
@@ -21,7 +21,6 @@ import {
   serviceImages,
   skipWithoutDocker,
   waitForOk,
-  withBuildLock,
 } from "../helpers/docker.ts";
 import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server.ts";
 
@@ -120,9 +119,9 @@ describe.skipIf(skip)("the official CLI's compose file runs Hangar's image", () 
     mkdirSync(project);
     cpSync(join(ROOT, "examples/src"), join(project, "src"), { recursive: true });
     cpSync(join(ROOT, "examples/langgraph.json"), join(project, "langgraph.json"));
-    const built = await withBuildLock(async () => {
-      pgvector = await pgvectorStandIn();
-      return exec(process.execPath, [BIN, "build", "-t", TAG, "--base-image", base], { cwd: project });
+    pgvector = await pgvectorStandIn();
+    const built = await exec(process.execPath, [BIN, "build", "-t", TAG, "--base-image", base], {
+      cwd: project,
     });
     expect(built.code, `hangar build:\n${built.stdout}\n${built.stderr}`).toBe(0);
 
@@ -150,8 +149,8 @@ describe.skipIf(skip)("the official CLI's compose file runs Hangar's image", () 
 
   afterAll(async () => {
     if (composeFile) await removeComposeProject(NAME);
-    // Under the build lock, leaving the untagged layers another file's build may be using (see image.test.ts).
-    await withBuildLock(() => dockerQuiet(["rmi", "--no-prune", TAG]));
+    // Leaving the untagged layers, the next Docker file's build cache.
+    await dockerQuiet(["rmi", "--no-prune", TAG]);
     if (tmp) cleanupDir(tmp);
   });
 

@@ -21,7 +21,6 @@ import {
   serviceImages,
   shellIn,
   skipWithoutDocker,
-  withBuildLock,
 } from "../helpers/docker.ts";
 import { BIN, cleanupDir, noRetryClient, ROOT, tempDir } from "../helpers/server.ts";
 import { waitFor } from "../helpers/wait.ts";
@@ -77,14 +76,14 @@ describe.skipIf(skip)("hangar up", () => {
     if (name) {
       // What a failed test left: every container, network and volume of the project, then its image.
       await removeComposeProject(name);
-      // Under the build lock, leaving the untagged layers another file's build may be using (see image.test.ts).
-      await withBuildLock(() => dockerQuiet(["rmi", "--no-prune", `hangar-up/${name}:latest`]));
+      // Leaving the untagged layers, the next Docker file's build cache.
+      await dockerQuiet(["rmi", "--no-prune", `hangar-up/${name}:latest`]);
     }
     if (tmp) cleanupDir(tmp);
   });
 
   it("--wait: API, worker, PostgreSQL and Redis up; a run through 127.0.0.1; production dependencies only", async () => {
-    const r = await withBuildLock(() => exec(process.execPath, upArgs("--wait"), { cwd: project }));
+    const r = await exec(process.execPath, upArgs("--wait"), { cwd: project });
     expect(r.code, `hangar up --wait:\n${r.stdout}\n${r.stderr}`).toBe(0);
     expect(r.stderr).toContain("Ready!");
     down = /Stop and remove it: (.*?) {3}/.exec(r.stderr)![1];

@@ -193,7 +193,9 @@ const TURN_BOUND_MS = 60 * 60_000;
 /**
  * One Docker file at a time, from its first hook to its last (call at the top of the file, before its describe):
  * each builds images and starts containers of Hangar, PostgreSQL and Redis whose CPU the machine pays beside the
- * other files'. The four at once, as the suite started them, loaded 2 cores 25 deep: health checks timed out, a
+ * other files'. It also keeps the files' builds apart: the first installs the layers of Hangar's dependencies, which
+ * the others then take from the build cache, and no file removes an image while another's build uses its layers
+ * as cache (that failed a build: "failed to get destination image"). The four at once, as the suite started them, loaded 2 cores 25 deep: health checks timed out, a
  * rebuilt container was marked unhealthy after its 120 s start period, and the rest of the suite slowed with them.
  */
 export function oneDockerFileAtATime(): void {
@@ -203,12 +205,6 @@ export function oneDockerFileAtATime(): void {
   }, TURN_BOUND_MS + 60_000);
   afterAll(() => release?.());
 }
-
-/**
- * Runs a test's first image build alone: the files' builds share the layers of Hangar's dependencies, which the
- * first one installs and the others then take from the build cache instead of installing them at the same time.
- */
-export const withBuildLock = <T>(fn: () => Promise<T>): Promise<T> => withLock("image-build", fn);
 
 let base: Promise<string> | undefined;
 

@@ -28,13 +28,19 @@ export interface ComposeOptions {
 
 type Yaml = string | number | boolean | Yaml[] | { [k: string]: Yaml };
 
+/**
+ * How long one health check may take, as the image's own: starting the check's process (a Node probe, pg_isready,
+ * redis-cli) took over 5 s on a loaded 2-core machine, Docker logged "context deadline exceeded" and marked a rebuilt
+ * API unhealthy that answered /ok.
+ */
+const CHECK_TIMEOUT = "30s";
+
 /** The Compose file as an object. */
 export function composeObject(p: DockerProject, o: ComposeOptions): { [k: string]: Yaml } {
   const withPostgres = !o.postgresUri;
   // Every 5 s, as the official Compose file checks them (each check is a process started in the container, for the
   // stack's whole life: every 2 s cost a few percent of a core while idle); 24 failures (2 minutes) make one unhealthy.
-  // A check may take 30 s: on a loaded machine starting the check's process alone took longer than a few seconds.
-  const health = (test: string[]) => ({ test, interval: "5s", timeout: "30s", retries: 24 });
+  const health = (test: string[]) => ({ test, interval: "5s", timeout: CHECK_TIMEOUT, retries: 24 });
   const services: { [k: string]: Yaml } = {
     "hangar-redis": {
       image: o.redisImage ?? DEFAULT_REDIS_IMAGE,
@@ -59,10 +65,8 @@ export function composeObject(p: DockerProject, o: ComposeOptions): { [k: string
     s.init = true;
     // Running runs get HANGAR_SHUTDOWN_GRACE_SECONDS (20 s by default) to finish before Compose kills.
     s.stop_grace_period = "30s";
-    // The image's health check, more often than its 30 s: `hangar up --wait` waits for it. Its probe starts a Node
-    // process, which on a loaded 2-core machine took over 5 s (Docker logged "context deadline exceeded" and marked
-    // a rebuilt API unhealthy that answered /ok): 30 s, as the image's own check.
-    s.healthcheck = { interval: "5s", timeout: "30s", retries: 3, start_period: "120s" };
+    // The image's health check, more often than its 30 s: `hangar up --wait` waits for it.
+    s.healthcheck = { interval: "5s", timeout: CHECK_TIMEOUT, retries: 3, start_period: "120s" };
     if (mode === "api") s.ports = [`${o.host ?? "127.0.0.1"}:${o.port}:${IMAGE_PORT}`];
     s.environment = {
       DATABASE_URI: o.postgresUri ?? POSTGRES_URI,
