@@ -145,26 +145,26 @@ export function newRun(
 
 /**
  * Admits a run on a thread through the queue (the busy check and the insert in one atomic step): under
- * "reject" a busy thread answers 409 and nothing is recorded. An admitted run marks its thread at once,
+ * "reject" a busy thread answers 409 and nothing is recorded. An admitted run marks its thread in the same step,
  * before it starts (also one waiting for after_seconds): busy, with the run's graph and assistant in its
  * metadata, and the run's config. Returns the run, its kwargs, the run that held the thread then, and the
  * thread's runs waiting for their after_seconds.
  */
 export async function admitRun(
   queue: RunQueue,
-  storage: Storage,
   thread: Thread,
   body: RunBody,
   assistant: Assistant,
 ): Promise<{ run: Run; kwargs: RunKwargs; current: string | null; delayed: string[] }> {
   const threadId = thread.thread_id;
   const { input, kwargs } = newRun(thread, body, assistant, body.multitask_strategy);
-  const admitted = await queue.admit({ ...input, thread_id: threadId });
+  const admitted = await queue.admit(
+    { ...input, thread_id: threadId },
+    {
+      metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
+      config: threadConfig(assistant, thread, body),
+    },
+  );
   if (!admitted.run) throw threadBusy(threadId, admitted.current);
-  await storage.threads.setState(threadId, {
-    status: "busy",
-    metadata: { graph_id: assistant.graph_id, assistant_id: assistant.assistant_id },
-    config: threadConfig(assistant, thread, body),
-  });
   return { run: admitted.run, kwargs, current: admitted.current, delayed: admitted.delayed };
 }

@@ -91,7 +91,7 @@ export class RunEngine implements RunService {
     );
     const strategy = body.multitask_strategy;
     // Admitted first in line under interrupt/rollback (with after_seconds: not before then).
-    const { run, current, delayed } = await admitRun(this.queue, this.storage, thread, body, assistant);
+    const { run, current, delayed } = await admitRun(this.queue, thread, body, assistant);
     this.created(run, assistant.graph_id);
     if (strategy === "interrupt" || strategy === "rollback") {
       // The running run, and those waiting for their after_seconds (as on the official server).

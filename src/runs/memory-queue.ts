@@ -2,7 +2,15 @@
 // transaction), then, in memory, one run at a time per thread (in order), delayed runs (after_seconds) held until
 // due, and the runs workers took. Nobody else takes these runs, so a lease never expires; what a stopped process
 // left pending or running is taken up by `recover` at the next start. Stateless runs live in memory only.
-import type { Json, Run, RunAdmission, RunInput, RunStatus, Storage } from "../storage/types.js";
+import type {
+  AdmittedThread,
+  Json,
+  Run,
+  RunAdmission,
+  RunInput,
+  RunStatus,
+  Storage,
+} from "../storage/types.js";
 import type { CancelAction } from "./execute-job.js";
 import type { ClaimedRun, Leftovers, RunQueue } from "./queue.js";
 
@@ -34,8 +42,8 @@ export class MemoryRunQueue implements RunQueue {
   }
 
   /** Admission by the run store, in one synchronous transaction (see SqliteRuns.admit); then in line. */
-  async admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
-    const admitted = await this.storage.runs.admit(input);
+  async admit(input: RunInput & { thread_id: string }, thread?: AdmittedThread): Promise<RunAdmission> {
+    const admitted = await this.storage.runs.admit(input, thread);
     if (admitted.run) {
       const first = input.multitask_strategy === "interrupt" || input.multitask_strategy === "rollback";
       this.place(this.track(admitted.run, first), input.delay_seconds ?? 0);

@@ -5,6 +5,7 @@
 import type { Pool } from "pg";
 import { ident } from "../storage/postgres/migrate.js";
 import type {
+  AdmittedThread,
   Json,
   MultitaskStrategy,
   RunAdmission,
@@ -68,8 +69,8 @@ export class PgRunQueue implements RunQueue {
   }
 
   /** Admission in one transaction holding the thread's row lock (see PostgresRuns.admit). */
-  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
-    return this.store.admit(input);
+  admit(input: RunInput & { thread_id: string }, thread?: AdmittedThread): Promise<RunAdmission> {
+    return this.store.admit(input, thread);
   }
 
   /** A stateless run's record, for any worker to take. */

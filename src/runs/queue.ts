@@ -3,7 +3,7 @@
 // worker. The embedded backend keeps the line in this process's memory (src/runs/memory-queue.ts: leases never
 // expire there, a restart recovers what was left); the scale-out one keeps it in PostgreSQL
 // (src/runs/postgres-queue.ts: leases renewed by heartbeats, taken over by any process when they expire).
-import type { Run, RunAdmission, RunInput, RunStatus } from "../storage/types.js";
+import type { AdmittedThread, Run, RunAdmission, RunInput, RunStatus } from "../storage/types.js";
 import type { CancelAction } from "./execute-job.js";
 
 export type { RunAdmission } from "../storage/types.js";
@@ -31,9 +31,10 @@ export interface RunQueue {
   /**
    * Records a new run on a thread in one atomic step with the look at the thread's current run: under
    * "reject" a busy thread refuses it (nothing recorded); under "interrupt" or "rollback" it goes first in
-   * line. Two admissions on one thread never both see it idle.
+   * line. Two admissions on one thread never both see it idle. With `thread`, an admitted run marks its thread in
+   * the same transaction (see RunStore.admit).
    */
-  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission>;
+  admit(input: RunInput & { thread_id: string }, thread?: AdmittedThread): Promise<RunAdmission>;
   /** Queues a run with no thread (a stateless run): it goes as soon as a worker is free. */
   enqueue(input: RunInput): Promise<Run>;
   /** The run holding the thread (executing, or first in line and due), if any. */

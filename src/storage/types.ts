@@ -205,6 +205,12 @@ export interface RunInput {
 export type RunAdmission =
   { run: Run; current: string | null; delayed: string[] } | { run: null; current: string };
 
+/** What an admitted run marks on its thread in the same transaction: busy, these metadata merged, this config. */
+export interface AdmittedThread {
+  metadata: Json;
+  config: Json;
+}
+
 export interface RunStore {
   create(input: RunInput): Promise<Run>;
   /**
@@ -213,9 +219,10 @@ export interface RunStore {
    * with either refuses it (a delayed run makes the thread busy, as on the official server); under "interrupt"
    * or "rollback" it goes first in the thread's line (the caller cancels the current and delayed runs); under
    * "enqueue" it goes after the current one (a delayed run starts when due). Concurrent admissions on one
-   * thread (from any process) see each other.
+   * thread (from any process) see each other. With `thread`, an admitted run marks its thread in the same
+   * transaction.
    */
-  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission>;
+  admit(input: RunInput & { thread_id: string }, thread?: AdmittedThread): Promise<RunAdmission>;
   get(threadId: string, runId: string): Promise<Run | null>;
   /** The thread of a run known by its id alone (an A2A task id); null for an unknown or stateless run. */
   threadOf(runId: string): Promise<string | null>;

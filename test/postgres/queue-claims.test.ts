@@ -1,7 +1,8 @@
-// Scale-out backend only (the "postgres" vitest project): how often a worker asks PostgreSQL for runs. A worker
-// looks at the queue when a wake-up signal comes (a new run), on its poll timer, and after a run's end only when
-// something may wait for it: the ended run's thread has a next run in line, or the worker's last look filled every
-// free slot. The poll is set to an hour here, so every run below starts through a signal or a run's end.
+// Scale-out backend only (the "postgres" vitest project): how often a worker asks PostgreSQL for runs, and how a
+// run's admission and end reach it. A worker looks at the queue when a wake-up signal comes (a new run), on its poll
+// timer, and after a run's end only when something may wait for it: the ended run's thread has a next run in line,
+// or the worker's last look filled every free slot. The poll is set to an hour here, so every run below starts
+// through a signal or a run's end.
 import { randomUUID } from "node:crypto";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
 import { testPg } from "../helpers/backend.ts";
@@ -23,8 +24,8 @@ async function countingServer(): Promise<{ server: SpawnedHangar; appName: strin
   return { server, appName };
 }
 
-/** Calls of the deployment's claim_runs, once the server stopped and its connections reported their counts. */
-async function claimsAfterStop(server: SpawnedHangar, appName: string): Promise<number> {
+/** Calls of the deployment's SQL functions, by name, once the server stopped and its connections reported them. */
+async function callsAfterStop(server: SpawnedHangar, appName: string): Promise<Record<string, number>> {
   const schema = clusterOf(server).schema;
   await server.stop();
   // A backend reports its counts when it exits: wait until none of the server's connections is left.
@@ -37,13 +38,13 @@ async function claimsAfterStop(server: SpawnedHangar, appName: string): Promise<
   });
   const { rows } = await waitFor("claim_runs in pg_stat_user_functions", async () => {
     await db.query("SELECT pg_stat_clear_snapshot()");
-    const r = await db.query<{ calls: string }>(
-      "SELECT calls FROM pg_stat_user_functions WHERE schemaname = $1 AND funcname = 'claim_runs'",
+    const r = await db.query<{ funcname: string; calls: string }>(
+      "SELECT funcname, calls FROM pg_stat_user_functions WHERE schemaname = $1",
       [schema],
     );
-    return r.rows.length ? r : undefined;
+    return r.rows.some((f) => f.funcname === "claim_runs") ? r : undefined;
   });
-  return Number(rows[0].calls);
+  return Object.fromEntries(rows.map((r) => [r.funcname, Number(r.calls)]));
 }
 
 beforeAll(async () => {
@@ -70,10 +71,14 @@ describe("a worker's looks at the PostgreSQL queue", () => {
       };
       expect(out.log).toEqual([`s${i}:0`]);
     }
-    const calls = await claimsAfterStop(server, appName);
+    const calls = await callsAfterStop(server, appName);
     // The first look at start, then one per run (its wake-up signal). Before, every run's end added one.
-    expect(calls).toBeGreaterThanOrEqual(n);
-    expect(calls).toBeLessThanOrEqual(n + 1);
+    expect(calls.claim_runs).toBeGreaterThanOrEqual(n);
+    expect(calls.claim_runs).toBeLessThanOrEqual(n + 1);
+    // Each run's admission and each run's end: one call of a function each (one round trip, where each was a
+    // transaction of five or four statements).
+    expect(calls.admit_run).toBe(n);
+    expect(calls.end_run).toBe(n);
   });
 
   it("a run queued behind its thread's running run starts at that run's end, without the poll", async () => {

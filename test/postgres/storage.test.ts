@@ -82,7 +82,7 @@ describe("opening", () => {
     const migrations = await admin.query(
       `SELECT version FROM ${ident(s)}.schema_migrations ORDER BY version`,
     );
-    expect(migrations.rows.map((r) => r.version)).toEqual([1, 2, 3, 4]);
+    expect(migrations.rows.map((r) => r.version)).toEqual([1, 2, 3, 4, 5]);
     const saver = await admin.query(`SELECT v FROM ${ident(s)}.checkpoint_migrations ORDER BY v`);
     expect(saver.rows.map((r) => r.v)).toEqual([0, 1, 2, 3, 4]);
     const tid = id();
@@ -1390,6 +1390,116 @@ describe("parity with the SQLite storage", () => {
     });
     expect(onSqlite).toEqual(["idle", "success", "interrupted"]);
     expect(onPg).toEqual(onSqlite);
+  });
+
+  it("an admission marks its thread with the run; a run's end keeps the thread busy while another waits", async () => {
+    // The same ids on both backends.
+    const tid = id();
+    const assistant = id();
+    const runIds = [id(), id(), id()];
+    const [onSqlite, onPg] = await both(async (s) => {
+      await s.threads.create({ thread_id: tid, metadata: { owner: "o", graph_id: "old" }, config: { a: 1 } });
+      let n = 0;
+      const input = (strategy: "enqueue" | "reject") => ({
+        run_id: runIds[n++],
+        thread_id: tid,
+        assistant_id: assistant,
+        status: "pending" as const,
+        metadata: {},
+        kwargs: {},
+        multitask_strategy: strategy,
+      });
+      const mark = {
+        metadata: { graph_id: "g", assistant_id: assistant },
+        config: { configurable: { x: 2 } },
+      };
+      const first = await s.runs.admit(input("enqueue"), mark);
+      const admitted = strip(await s.threads.get(tid));
+      // Refused under "reject": nothing recorded, the thread's mark untouched.
+      const refused = await s.runs.admit(input("reject"), { metadata: { graph_id: "no" }, config: {} });
+      const second = await s.runs.admit(input("enqueue"), mark);
+      await s.runs.start(first.run!.run_id);
+      // The first run ends, fenced by its attempt, with every field; the second still waits: the thread stays busy.
+      const end = (status: "idle" | "error", runId: string, attempt: number) =>
+        s.threads.setState(
+          tid,
+          {
+            status,
+            busyWhilePending: true,
+            values: { n: attempt },
+            interrupts: {},
+            error: status === "error" ? { message: "late" } : null,
+            metadata: { last: runId },
+          },
+          { runId, attempt, runStatus: status === "idle" ? "success" : "error" },
+        );
+      const whileWaiting = await end("idle", first.run!.run_id, 1);
+      // A late end of an attempt that is not the run's: nothing recorded.
+      const late = await end("error", first.run!.run_id, 2);
+      const afterFirst = strip(await s.threads.get(tid));
+      await s.runs.start(second.run!.run_id);
+      const last = await end("idle", second.run!.run_id, 1);
+      // An unfenced end with values null clears them.
+      await s.threads.setState(tid, { status: "idle", busyWhilePending: true, values: null });
+      const cleared = (await s.threads.get(tid))!.values;
+      return {
+        first: { current: first.current, delayed: first.run ? first.delayed : undefined },
+        admitted,
+        refused: { run: refused.run, current: refused.current === first.run!.run_id },
+        second: second.current === first.run!.run_id,
+        whileWaiting,
+        late,
+        afterFirst,
+        runs: [
+          (await s.runs.get(tid, first.run!.run_id))!.status,
+          (await s.runs.get(tid, second.run!.run_id))!.status,
+        ],
+        last,
+        cleared,
+      };
+    });
+    expect(onSqlite).toMatchObject({
+      first: { current: null, delayed: [] },
+      admitted: {
+        status: "busy",
+        metadata: { owner: "o", graph_id: "g" },
+        config: { configurable: { x: 2 } },
+      },
+      refused: { run: null, current: true },
+      second: true,
+      whileWaiting: "busy",
+      late: null,
+      afterFirst: { status: "busy", values: { n: 1 } },
+      runs: ["success", "success"],
+      last: "idle",
+      cleared: null,
+    });
+    expect(onPg).toEqual(onSqlite);
+  });
+
+  it("a run's end on PostgreSQL makes the checkpoints written before it durable: no separate flush", async () => {
+    const tid = id();
+    await pgs.threads.create({ thread_id: tid, metadata: {} });
+    const query = vi.spyOn(pgs.pool, "query");
+    const flushes = () => query.mock.calls.filter(([sql]) => String(sql).includes("txid_current")).length;
+    try {
+      // A checkpoint written asynchronously, then the run's end (a synchronous commit that wrote).
+      pgs.checkpointWritten();
+      await pgs.threads.setState(tid, { status: "idle", busyWhilePending: true });
+      await pgs.sync();
+      expect(flushes()).toBe(0);
+      // One written after it needs a flush of its own.
+      pgs.checkpointWritten();
+      await pgs.sync();
+      expect(flushes()).toBe(1);
+      // An end that wrote nothing (no such thread) covers nothing.
+      pgs.checkpointWritten();
+      await pgs.threads.setState(id(), { status: "idle", busyWhilePending: true });
+      await pgs.sync();
+      expect(flushes()).toBe(2);
+    } finally {
+      query.mockRestore();
+    }
   });
 });
 

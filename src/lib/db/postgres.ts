@@ -165,6 +165,14 @@ export class PgDb implements Queryable {
   }
 
   /**
+   * A SELECT of a function that writes (one call, its own transaction): retried only when the server never ran
+   * it, as a write is; a connection lost mid-flight leaves unknown whether it committed, and the error is thrown.
+   */
+  async call<R extends pg.QueryResultRow = Row>(sql: string, params: unknown[] = []): Promise<R[]> {
+    return (await withRetry(false, () => this.pool.query<R>(sql, params))).rows;
+  }
+
+  /**
    * Runs `fn` in a transaction on one client (always released; a broken one is discarded). When the
    * connection was lost before COMMIT the transaction did not happen and is run again, so `fn` must have
    * no effects outside the database.

@@ -213,8 +213,12 @@ async function sealRun<T extends { metadata: Json; kwargs: Json }>(c: StorageCip
 function runs(inner: RunStore, c: StorageCipher, open: EncryptedRecords): RunStore {
   return wrap(inner, {
     create: async (input) => open.run(await inner.create(await sealRun(c, input))),
-    admit: async (input) => {
-      const admitted = await inner.admit(await sealRun(c, input));
+    admit: async (input, thread) => {
+      const sealed = thread && {
+        metadata: await c.sealKeys(thread.metadata, w("thread", "metadata")),
+        config: await c.sealKeys(thread.config, w("thread", "config")),
+      };
+      const admitted = await inner.admit(await sealRun(c, input), sealed);
       return admitted.run ? { ...admitted, run: await open.run(admitted.run) } : admitted;
     },
     get: async (threadId, runId) => open.run(await inner.get(threadId, runId)),

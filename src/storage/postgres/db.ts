@@ -14,7 +14,10 @@ export {
   type Row,
 } from "../../lib/db/postgres.js";
 
-/** Every relation the stores use, qualified with the schema (any schema name works, several per database). */
+/**
+ * Every relation and function the stores use, qualified with the schema (any schema name works, several per
+ * database).
+ */
 export function tables(schema: string) {
   const s = ident(schema);
   return {
@@ -27,6 +30,9 @@ export function tables(schema: string) {
     checkpoints: `${s}.checkpoints`,
     checkpoint_blobs: `${s}.checkpoint_blobs`,
     checkpoint_writes: `${s}.checkpoint_writes`,
+    // Functions (migration 5)
+    admit_run: `${s}.admit_run`,
+    end_run: `${s}.end_run`,
   };
 }
 

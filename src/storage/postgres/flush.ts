@@ -17,6 +17,20 @@ export class WalFlusher {
     this.written++;
   }
 
+  /** How many asynchronous commits were recorded so far (see covered). */
+  counted(): number {
+    return this.written;
+  }
+
+  /**
+   * A transaction that wrote (so has an id) and committed synchronously, begun after `upTo` asynchronous commits
+   * were recorded, flushed the WAL past them: a sync need not flush again for those (a run's end, recorded that way
+   * after its checkpoints, makes them durable).
+   */
+  covered(upTo: number): void {
+    this.flushed = Math.max(this.flushed, upTo);
+  }
+
   /** Resolves once every asynchronous commit recorded so far is on disk. */
   async sync(): Promise<void> {
     const need = this.written;

@@ -97,7 +97,7 @@ export async function openPostgresStorage(opts: PostgresStorageOptions): Promise
     pool,
     schema,
     assistants: new PostgresAssistants(db),
-    threads: new PostgresThreads(db),
+    threads: new PostgresThreads(db, flusher),
     runs: new PostgresRuns(db),
     crons: new PostgresCrons(db),
     checkpointer: new HangarPostgresSaver(

@@ -1,6 +1,6 @@
 // PostgreSQL run store.
-import type { Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
-import { isUuid, jsonb, requireUuid, type Db, type Queryable } from "./db.js";
+import type { AdmittedThread, Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
+import { isUuid, jsonb, requireUuid, type Db } from "./db.js";
 import { now, toRun } from "./rows.js";
 import { threadLine, type ActiveRun } from "../admission.js";
 
@@ -11,61 +11,55 @@ export class PostgresRuns implements RunStore {
     return this.db.t;
   }
 
-  /** Inserts the run; `priority` 1 puts it first in its thread's line. */
-  private async insert(q: Queryable, input: RunInput, priority = 0): Promise<Run> {
+  /** A new run's values, in the order of create's INSERT and of admit_run's parameters, and the record it becomes. */
+  private values(input: RunInput): { params: unknown[]; run: Run } {
     requireUuid("run_id", input.run_id);
     requireUuid("assistant_id", input.assistant_id);
     if (input.thread_id !== null) requireUuid("thread_id", input.thread_id);
     const ts = now();
     const { delay_seconds: delay, ...run } = input;
-    await q.query(
-      `INSERT INTO ${this.t.runs}
-         (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy,
-          not_before, priority)
-       VALUES ($1, $2, $3, $4, $4, $5, $6::jsonb, $7::jsonb, $8,
-          CASE WHEN $9::float8 > 0 THEN now() + make_interval(secs => $9::float8) END, $10)`,
-      [
-        input.run_id,
-        input.thread_id,
-        input.assistant_id,
-        ts,
-        input.status,
-        jsonb(input.metadata ?? {}),
-        jsonb(input.kwargs ?? {}),
-        input.multitask_strategy,
-        delay ?? 0,
-        priority,
-      ],
-    );
-    return { ...run, created_at: ts, updated_at: ts };
+    const params = [
+      input.run_id,
+      input.thread_id,
+      input.assistant_id,
+      ts,
+      input.status,
+      jsonb(input.metadata ?? {}),
+      jsonb(input.kwargs ?? {}),
+      input.multitask_strategy,
+      delay ?? 0,
+    ];
+    return { params, run: { ...run, created_at: ts, updated_at: ts } };
   }
 
-  create(input: RunInput): Promise<Run> {
-    return this.insert(this.db, input);
+  async create(input: RunInput): Promise<Run> {
+    const { params, run } = this.values(input);
+    await this.db.query(
+      `INSERT INTO ${this.t.runs}
+         (run_id, thread_id, assistant_id, created_at, updated_at, status, metadata, kwargs, multitask_strategy,
+          not_before)
+       VALUES ($1, $2, $3, $4, $4, $5, $6::jsonb, $7::jsonb, $8,
+          CASE WHEN $9::float8 > 0 THEN now() + make_interval(secs => $9::float8) END)`,
+      params,
+    );
+    return run;
   }
 
   /**
-   * One transaction holding the thread's row lock: admissions on one thread, from any process, take turns,
-   * so each sees the runs the others recorded. (Workers claim runs under their own lock; a claim never waits
-   * for this one.)
+   * One call of admit_run (migration 5): under the thread's row lock, so admissions on one thread, from any
+   * process, take turns and each sees the runs the others recorded; the run and its thread's mark in the same
+   * transaction. (Workers claim runs under their own lock; a claim never waits for this one.)
    */
-  admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
-    requireUuid("thread_id", input.thread_id);
-    return this.db.tx(async (q): Promise<RunAdmission> => {
-      await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [input.thread_id]);
-      const { rows } = await q.query<ActiveRun>(
-        `SELECT run_id, (status = 'pending' AND not_before IS NOT NULL AND not_before > now()) AS delayed
-         FROM ${this.t.runs}
-         WHERE thread_id = $1 AND status IN ('pending', 'running')
-         ORDER BY status = 'running' DESC, priority DESC, seq`,
-        [input.thread_id],
-      );
-      const { current, delayed, busyWith } = threadLine(rows);
-      const strategy = input.multitask_strategy;
-      if (busyWith && strategy === "reject") return { run: null, current: busyWith };
-      const first = current !== null && (strategy === "interrupt" || strategy === "rollback");
-      return { run: await this.insert(q, input, first ? 1 : 0), current, delayed };
-    });
+  async admit(input: RunInput & { thread_id: string }, thread?: AdmittedThread): Promise<RunAdmission> {
+    const { params, run } = this.values(input);
+    const [r] = await this.db.call<{ admitted: { active: ActiveRun[]; admitted: boolean } }>(
+      `SELECT ${this.t.admit_run}($1, $2, $3, $4, $5, $6::jsonb, $7::jsonb, $8, $9, $10::jsonb, $11::jsonb)
+         AS admitted`,
+      [...params, thread ? jsonb(thread.metadata) : null, thread ? jsonb(thread.config) : null],
+    );
+    const { current, delayed, busyWith } = threadLine(r.admitted.active);
+    if (!r.admitted.admitted) return { run: null, current: busyWith! };
+    return { run, current, delayed };
   }
 
   async threadOf(runId: string): Promise<string | null> {

@@ -32,8 +32,19 @@ interface Mark {
   write_seq: string;
 }
 
+/** The process's group commit (WalFlusher): a synchronous commit that wrote covers the writes counted before it. */
+export interface DurableCommits {
+  /** How many asynchronous commits were counted so far. */
+  counted(): number;
+  /** A synchronous commit that wrote, begun after `upTo` commits were counted, has flushed them. */
+  covered(upTo: number): void;
+}
+
 export class PostgresThreads implements ThreadStore {
-  constructor(private db: Db) {}
+  constructor(
+    private db: Db,
+    private durable?: DurableCommits,
+  ) {}
 
   private get t() {
     return this.db.t;
@@ -344,21 +355,14 @@ export class PostgresThreads implements ThreadStore {
   async setState(id: string, u: ThreadStateUpdate, fence?: AttemptFence): Promise<ThreadStatus | null> {
     if (!isUuid(id)) return null;
     const ts = now();
+    if (u.busyWhilePending) return this.endRun(id, ts, u, fence);
     const params: unknown[] = [ts];
     const sets: string[] = ["updated_at = $1"];
     const set = (sql: (n: string) => string, v: unknown) => {
       params.push(v);
       sets.push(sql(`$${params.length}`));
     };
-    if (u.status !== undefined) {
-      const pending = `EXISTS (SELECT 1 FROM ${this.t.runs} r WHERE r.thread_id = ${this.t.threads}.thread_id
-        AND r.status = 'pending')`;
-      set(
-        (n) =>
-          u.busyWhilePending ? `status = CASE WHEN ${pending} THEN 'busy' ELSE ${n} END` : `status = ${n}`,
-        u.status,
-      );
-    }
+    if (u.status !== undefined) set((n) => `status = ${n}`, u.status);
     if (u.values !== undefined) {
       set((n) => `"values" = ${n}::jsonb`, u.values === null ? null : jsonb(u.values));
       sets.push("state_updated_at = $1");
@@ -384,15 +388,33 @@ export class PostgresThreads implements ThreadStore {
       }
     }
     const sql = `${run}UPDATE ${this.t.threads} SET ${sets.join(", ")} WHERE ${where} RETURNING status`;
-    const recorded = (rows: { status: ThreadStatus }[]) => rows[0]?.status ?? null;
-    if (!u.busyWhilePending) return recorded(await this.db.rows<{ status: ThreadStatus }>(sql, params));
-    // Whether another run waits is read after taking the thread's row lock, in a statement of its own (so with
-    // a snapshot taken after the lock): a pending run cancelled at this moment (PgRunQueue.requestCancel, under
-    // the same lock) is seen either as cancelled here, or its canceller sees this run ended and settles the
-    // thread. Read in the same statement as the lock, both could miss the other and leave the thread busy.
-    return this.db.tx(async (q) => {
-      await q.query(`SELECT 1 FROM ${this.t.threads} WHERE thread_id = $1 FOR UPDATE`, [id]);
-      return recorded((await q.query<{ status: ThreadStatus }>(sql, params)).rows);
-    });
+    return (await this.db.rows<{ status: ThreadStatus }>(sql, params))[0]?.status ?? null;
+  }
+
+  /**
+   * A run's end (busyWhilePending): one call of end_run (migration 5), which takes the thread's row lock and then,
+   * each in a statement of its own (so with a snapshot taken after the lock), the fenced update of the run and the
+   * thread's, the thread kept busy if another run waits. A pending run cancelled at this moment
+   * (PgRunQueue.requestCancel, under the same lock) is seen either as cancelled here, or its canceller sees this run
+   * ended and settles the thread. Read in the same statement as the lock, both could miss the other and leave the
+   * thread busy. Its synchronous commit also makes the run's checkpoints durable (they were written before it).
+   */
+  private async endRun(
+    id: string,
+    ts: string,
+    u: ThreadStateUpdate,
+    fence?: AttemptFence,
+  ): Promise<ThreadStatus | null> {
+    const set: Record<string, unknown> = {};
+    for (const k of ["status", "values", "interrupts", "error", "metadata", "config"] as const) {
+      if (u[k] !== undefined) set[k] = u[k];
+    }
+    const upTo = this.durable?.counted() ?? 0;
+    const [r] = await this.db.call<{ thread_status: ThreadStatus | null; wrote: boolean }>(
+      `SELECT * FROM ${this.t.end_run}($1, $2, $3::jsonb, $4, $5, $6)`,
+      [id, ts, jsonb(set), fence?.runId ?? null, fence?.attempt ?? null, fence?.runStatus ?? null],
+    );
+    if (r.wrote) this.durable?.covered(upTo);
+    return r.thread_status;
   }
 }

@@ -1,6 +1,6 @@
 // SQLite run store.
 import type Database from "better-sqlite3";
-import type { Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
+import type { AdmittedThread, Run, RunAdmission, RunInput, RunStatus, RunStore } from "../types.js";
 import { now, statementCache, toRun } from "./rows.js";
 import { threadLine, type ActiveRun } from "../admission.js";
 
@@ -48,7 +48,7 @@ export class SqliteRuns implements RunStore {
    * The busy check and the insert in one synchronous transaction: nothing else in this process runs in
    * between, and another process on the same file waits for the write lock.
    */
-  async admit(input: RunInput & { thread_id: string }): Promise<RunAdmission> {
+  async admit(input: RunInput & { thread_id: string }, thread?: AdmittedThread): Promise<RunAdmission> {
     this.begin();
     return this.db.transaction((): RunAdmission => {
       const rows = this.stmt(
@@ -58,7 +58,19 @@ export class SqliteRuns implements RunStore {
       ).all(now(), input.thread_id) as ActiveRun[];
       const { current, delayed, busyWith } = threadLine(rows);
       if (busyWith && input.multitask_strategy === "reject") return { run: null, current: busyWith };
-      return { run: this.insert(input), current, delayed };
+      const run = this.insert(input);
+      if (thread) {
+        this.stmt(
+          `UPDATE threads SET status = 'busy', updated_at = ?, metadata = json_merge_top(metadata, ?), config = ?
+           WHERE thread_id = ?`,
+        ).run(
+          run.created_at,
+          JSON.stringify(thread.metadata),
+          JSON.stringify(thread.config),
+          input.thread_id,
+        );
+      }
+      return { run, current, delayed };
     })();
   }
 
