@@ -106,6 +106,12 @@ function checkpointPayload(p: any): any {
   };
 }
 
+/** The root graph's name in protocol v2's lifecycle events, as the official server names it: the run's graph id. */
+const protocolGraphName = (kwargs: RunKwargs): string => {
+  const configurable = (kwargs.config.configurable ?? {}) as Record<string, unknown>;
+  return String(configurable.graph_id ?? configurable.assistant_id ?? "root");
+};
+
 export async function executeRun(
   graph: AnyGraph,
   kwargs: RunKwargs,
@@ -168,7 +174,7 @@ export async function executeRun(
     const input = toInput(kwargs);
     if (protocol) {
       // Protocol v2: LangGraph's protocol events, each logged as one `protocol` event.
-      const normalizer = new ProtocolNormalizer();
+      const normalizer = new ProtocolNormalizer(protocolGraphName(kwargs));
       for await (const ev of await protocolEvents(graph, input, options, runId)) {
         for (const out of normalizer.normalize(ev)) {
           if (out.method === "tasks") tasks.see(out.params.namespace, out.params.data as any);
@@ -199,7 +205,11 @@ export async function executeRun(
       emit(PROTOCOL_EVENT, {
         type: "event",
         method: "lifecycle",
-        params: { namespace: [], timestamp: Date.now(), data: { event: "failed", error: error.message } },
+        params: {
+          namespace: [],
+          timestamp: Date.now(),
+          data: { event: "failed", graph_name: protocolGraphName(kwargs), error: error.message },
+        },
       });
     }
     return { status: "error", values: lastValues, error };

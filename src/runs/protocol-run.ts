@@ -2,7 +2,11 @@
 // (`streamEvents` version "v3": lifecycle, values, updates, messages, tools, tasks, checkpoints, custom), put in
 // the shape clients expect: a pending interrupt is an `input.requested` event and ends the root's lifecycle as
 // `interrupted`, and state values never carry `__interrupt__`.
+import { createRequire } from "node:module";
+import { dirname, join } from "node:path";
+import { pathToFileURL } from "node:url";
 import type { AnyGraph } from "../graphs/registry.js";
+import { toPlain } from "../lib/serde.js";
 import type { EventSource, StreamEvent, StreamFrom } from "../streams/channel.js";
 import type { ProtocolMode } from "./schemas.js";
 
@@ -19,45 +23,77 @@ export interface ProtocolEvent {
 
 const INTERRUPT_KEY = "__interrupt__";
 
-/** What a raw event becomes: itself (values without interrupts), plus an input request per new interrupt. */
+/**
+ * The official server's normalization of the state in an `updates` event (messages as the protocol shapes them:
+ * a type, content blocks, tool calls, only what is set). @langchain/langgraph-api (pinned) does not export it by
+ * name: its module is loaded by its file; the differential test's protocol scenario shows it still applies.
+ */
+const officialState = (await import(
+  pathToFileURL(
+    join(
+      dirname(createRequire(import.meta.url).resolve("@langchain/langgraph-api/package.json")),
+      "dist/protocol/session/state-normalizers.mjs",
+    ),
+  ).href
+)) as { normalizeProtocolStatePayload: (value: unknown) => unknown };
+
+/**
+ * What a raw event becomes, as the official server shapes it: the root graph's lifecycle named by the run's graph
+ * (LangGraph names it "root"); an update's data the node's values alone (the node is `params.node`), normalized as
+ * the official server does; message events without `params.node`; an interrupt (an `__interrupt__` update, or a
+ * values event carrying `__interrupt__`) an `input.requested` event, once per interrupt, and never an update or a
+ * value of its own.
+ */
 export class ProtocolNormalizer {
   /** Interrupts announced already (a values event repeats them). */
   private announced = new Set<string>();
   /** Whether the root graph stopped on an interrupt. */
   interrupted = false;
 
+  /** @param graphName the root graph's name in lifecycle events: the run's graph id */
+  constructor(private graphName: string) {}
+
+  /** Input requests for the interrupts in `raw` not announced yet. */
+  private inputRequests(ev: ProtocolEvent, raw: unknown): ProtocolEvent[] {
+    const out: ProtocolEvent[] = [];
+    for (const i of Array.isArray(raw) ? raw : []) {
+      const id = String((i as { id?: unknown })?.id ?? "");
+      if (!id || this.announced.has(id)) continue;
+      this.announced.add(id);
+      if (ev.params.namespace.length === 0) this.interrupted = true;
+      const { node: _node, ...params } = ev.params;
+      out.push({
+        type: "event",
+        method: "input.requested",
+        params: { ...params, data: { interrupt_id: id, payload: (i as { value?: unknown }).value ?? null } },
+      });
+    }
+    return out;
+  }
+
   normalize(ev: ProtocolEvent): ProtocolEvent[] {
     const { method, params } = ev;
-    if (
-      method === "values" &&
-      params.data &&
-      typeof params.data === "object" &&
-      INTERRUPT_KEY in params.data
-    ) {
-      const { [INTERRUPT_KEY]: raw, ...values } = params.data as Record<string, unknown>;
-      const out: ProtocolEvent[] = [];
-      if (Object.keys(values).length) out.push({ ...ev, params: { ...params, data: values } });
-      for (const i of Array.isArray(raw) ? raw : []) {
-        const id = String((i as { id?: unknown })?.id ?? "");
-        if (!id || this.announced.has(id)) continue;
-        this.announced.add(id);
-        if (params.namespace.length === 0) this.interrupted = true;
-        out.push({
-          type: "event",
-          method: "input.requested",
-          params: {
-            namespace: params.namespace,
-            timestamp: params.timestamp,
-            data: { interrupt_id: id, payload: (i as { value?: unknown }).value ?? null },
-          },
-        });
-      }
+    const data =
+      params.data && typeof params.data === "object" ? (params.data as Record<string, unknown>) : null;
+    if (method === "values" && data && INTERRUPT_KEY in data) {
+      const { [INTERRUPT_KEY]: raw, ...values } = data;
+      const out: ProtocolEvent[] = this.inputRequests(ev, raw);
+      if (Object.keys(values).length) out.unshift({ ...ev, params: { ...params, data: values } });
       return out;
     }
-    if (method === "lifecycle" && params.namespace.length === 0 && this.interrupted) {
-      const data = params.data as { event?: string };
-      if (data?.event === "completed")
-        return [{ ...ev, params: { ...params, data: { ...data, event: "interrupted" } } }];
+    if (method === "updates" && data && "values" in data) {
+      if (data.node === INTERRUPT_KEY) return this.inputRequests(ev, data.values);
+      const values = officialState.normalizeProtocolStatePayload(toPlain(data.values));
+      return [{ ...ev, params: { ...params, data: values } }];
+    }
+    if (method === "messages" && params.node !== undefined) {
+      // The node is not named on message events (the official server leaves it out).
+      const { node: _node, ...rest } = params;
+      return [{ ...ev, params: rest }];
+    }
+    if (method === "lifecycle" && params.namespace.length === 0 && data) {
+      const event = this.interrupted && data.event === "completed" ? "interrupted" : data.event;
+      return [{ ...ev, params: { ...params, data: { ...data, event, graph_name: this.graphName } } }];
     }
     return [ev];
   }

@@ -9,6 +9,7 @@ import WebSocket from "ws";
 import { join } from "node:path";
 import { writeFileSync } from "node:fs";
 import { ROOT, tempDir, useHangar } from "../helpers/server.ts";
+import { PROTOCOL_CHANNELS } from "../helpers/protocol-channels.ts";
 import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { waitFor } from "../helpers/wait.ts";
 
@@ -568,16 +569,7 @@ describe("http.disable_protocol", () => {
 });
 
 describe("the official SDK's ThreadStream on every channel", () => {
-  const CHANNELS = [
-    "lifecycle",
-    "values",
-    "updates",
-    "messages",
-    "tools",
-    "tasks",
-    "checkpoints",
-    "custom",
-  ] as const;
+  const CHANNELS = PROTOCOL_CHANNELS;
   const rootEnd = (e: any) =>
     e.method === "lifecycle" && !e.params.namespace.length && e.params.data.event === "completed";
 

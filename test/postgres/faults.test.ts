@@ -37,6 +37,7 @@ import {
 import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { BIN, ROOT, noRetryClient } from "../helpers/server.ts";
 import { BOUND_MS } from "../helpers/wait.ts";
+import { PROTOCOL_CHANNELS } from "../helpers/protocol-channels.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -465,17 +466,7 @@ describe("Redis restarted while a client streams a run", () => {
 });
 
 /** Every protocol v2 channel (the `steps` graph writes lifecycle, values, updates, tasks and checkpoints). */
-const CHANNELS = [
-  "lifecycle",
-  "values",
-  "updates",
-  "messages",
-  "tools",
-  "tasks",
-  "checkpoints",
-  "input",
-  "custom",
-];
+const CHANNELS = [...PROTOCOL_CHANNELS, "input"];
 
 /** A protocol v2 event as `POST /threads/{id}/stream/events` sends it. */
 interface ProtocolEvent {
@@ -626,7 +617,7 @@ const endedStatus = (client: Client, threadId: string, runId: string): Promise<s
 const stepUpdates = (events: ProtocolEvent[]) =>
   events
     .filter((e) => e.method === "updates" && e.params.namespace.length === 0 && e.params.node === "step")
-    .flatMap((e) => e.params.data.values.log as string[]);
+    .flatMap((e) => e.params.data.log as string[]);
 
 /** The `log` of the last root values event. */
 const lastLog = (events: ProtocolEvent[]) =>

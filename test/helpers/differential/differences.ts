@@ -10,9 +10,11 @@
  * - `production-server`: the official production server (LangSmith Deployment) does it so, and Hangar follows it
  *   rather than the in-memory dev server;
  * - `dev-server-defect`: the official dev server is wrong there (against its own API document or the SDK);
- * - `security`: Hangar refuses or hides something on purpose.
+ * - `security`: Hangar refuses or hides something on purpose;
+ * - `api-document`: the official API document allows both answers, and Hangar's is the one its design gives (the
+ *   entry says why).
  */
-export type Reason = "production-server" | "dev-server-defect" | "security";
+export type Reason = "production-server" | "dev-server-defect" | "security" | "api-document";
 
 /** What an entry matches beyond its path. */
 export interface Match {
@@ -331,6 +333,27 @@ export const ACCEPTED: readonly Accepted[] = [
       why: "state and history metadata carry the checkpoint's own `checkpoint_id`, as the Agent Server API describes thread state metadata; the dev server records there the checkpoint a run started from, and nothing otherwise",
     }),
   ),
+  // Protocol v2.
+  {
+    scenario: "protocol v2",
+    path: "chat every channel/values#*/data/params/data/messages/*/{content,content_blocks}",
+    only: "hangar",
+    reason: "dev-server-defect",
+    why: "an AI message in a protocol `values` event has its `content` (and `content_blocks`), as LangChain serializes it and as the same server's `updates` events and ordinary streams have it; the dev server's lacks `content`",
+  },
+  {
+    scenario: "protocol v2",
+    path: "chat every channel/values#*/data/params/data/messages/*/contentBlocks",
+    only: "official",
+    reason: "dev-server-defect",
+    why: "the dev server's protocol `values` events carry an AI message's class fields (`contentBlocks`, no `content`) instead of the serialized message",
+  },
+  {
+    scenario: "protocol v2",
+    path: "*/*/data/{seq,event_id}",
+    reason: "api-document",
+    why: "a protocol event's `seq` (and `event_id`) is its id in the thread's event log: on the embedded backend a count of the log's events, which also holds the thread stream's (a run's end, its state), so a thread's second run starts a few numbers later than on the dev server; on Redis a time-based number; monotonic either way, as the API document asks, and `since` resumes from it",
+  },
 ];
 
 export const PENDING: readonly Pending[] = [

@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Checkpoint, Client, ThreadState } from "@langchain/langgraph-sdk";
+import { PROTOCOL_CHANNELS } from "../protocol-channels.ts";
 import type { Session } from "./session.ts";
 
 export interface Scenario {
@@ -824,6 +825,90 @@ const runOptions: Scenario = {
   },
 };
 
+/** The root graph's `completed` (or `interrupted`) lifecycle event: the run's last. */
+const rootEnded = (e: { method?: string; params?: { namespace?: unknown[]; data?: { event?: string } } }) =>
+  e.method === "lifecycle" &&
+  !e.params?.namespace?.length &&
+  ["completed", "interrupted", "failed"].includes(e.params?.data?.event ?? "");
+
+/**
+ * A protocol event subscription's events after seq `after` (a subscription replays the thread's log from its start),
+ * up to the root graph's end, as {event: method, data: the rest}.
+ */
+async function* protocolEvents(
+  events: AsyncIterable<unknown>,
+  after = 0,
+): AsyncGenerator<{ event: string; data: unknown }> {
+  for await (const raw of events) {
+    const { method, ...rest } = raw as { method: string; seq: number };
+    if (rest.seq <= after) continue;
+    yield { event: method, data: rest };
+    if (rootEnded(raw as never)) return;
+  }
+}
+
+// Protocol v2 through the official SDK's ThreadStream (its HTTP transport: commands and the SSE event stream): a run
+// of a graph with a subgraph and custom events on every channel, a chat model's run (messages), and a run that
+// interrupts and is answered.
+const protocol: Scenario = {
+  name: "protocol v2",
+  async run(s) {
+    const { client } = s;
+    const research = client.threads.stream({ assistantId: "research" });
+    try {
+      const all = await research.subscribe({ channels: PROTOCOL_CHANNELS } as never);
+      await s.step("research run.start", async () =>
+        Object.keys(await research.run.start({ input: { topic: "owls" } })),
+      );
+      await s.stream("research every channel", protocolEvents(all as AsyncIterable<unknown>));
+    } finally {
+      await research.close();
+    }
+    await s.step(
+      "research state after",
+      async () => (await client.threads.getState(research.threadId)).values,
+    );
+
+    const chat = client.threads.stream({ assistantId: "chat" });
+    try {
+      const all = await chat.subscribe({ channels: PROTOCOL_CHANNELS } as never);
+      await chat.run.start({ input: user("hi") });
+      await s.stream("chat every channel", protocolEvents(all as AsyncIterable<unknown>));
+    } finally {
+      await chat.close();
+    }
+
+    const approval = client.threads.stream({ assistantId: "approval" });
+    try {
+      const sub = await approval.subscribe({ channels: [...PROTOCOL_CHANNELS, "input"] } as never);
+      await approval.run.start({ input: { request: "fence" } });
+      const until = await s.stream(
+        "approval until interrupted",
+        protocolEvents(sub as AsyncIterable<unknown>),
+      );
+      const interruptedAt = (until.at(-1)?.data as { seq?: number } | undefined)?.seq ?? 0;
+      await s.step("approval interrupted", async () => approval.interrupted);
+      const asked = approval.interrupts[0] as { interruptId?: string; payload?: unknown } | undefined;
+      await s.step("approval interrupt payload", async () => asked?.payload ?? null);
+      const resumed = await approval.subscribe({ channels: [...PROTOCOL_CHANNELS, "input"] } as never);
+      await s.step("approval input.respond", async () => {
+        await approval.input.respond({ interrupt_id: asked!.interruptId!, response: "no", namespace: [] });
+        return "answered";
+      });
+      await s.stream(
+        "approval after the answer",
+        protocolEvents(resumed as AsyncIterable<unknown>, interruptedAt),
+      );
+    } finally {
+      await approval.close();
+    }
+    await s.step(
+      "approval state after",
+      async () => (await client.threads.getState(approval.threadId)).values,
+    );
+  },
+};
+
 export const SCENARIOS: readonly Scenario[] = [
   assistants,
   schemas,
@@ -838,4 +923,5 @@ export const SCENARIOS: readonly Scenario[] = [
   search,
   runOptions,
   errors,
+  protocol,
 ];
