@@ -148,11 +148,12 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
 
   const handle = async (req: FastifyRequest, threadId: string, cmd: z.infer<typeof Command>) => {
     const p = cmd.params ?? {};
-    const meta = { thread_id: threadId };
+    // Each answer's own (answer() adds the thread's applied_through_seq to it).
+    const meta: { thread_id: string; applied_through_seq?: number } = { thread_id: threadId };
     switch (cmd.method) {
       case "run.start": {
         if (typeof p.assistant_id !== "string" || !p.assistant_id) {
-          return failure(cmd.id, "invalid_argument", "run.start requires an assistant_id");
+          return failure(cmd.id, "invalid_argument", "run.start requires an assistant_id.");
         }
         // On a thread that waits for input, run.start's input answers it (as the official server does).
         const waiting = p.input != null && (await pendingInterrupts(threadId)).length > 0;
@@ -251,7 +252,13 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         }
         await guard.thread(req, threadId, "threads:create_run");
         const pending = await pendingInterrupts(threadId);
-        if (!pending.length) return failure(cmd.id, "no_such_run", "nothing on this thread waits for input");
+        if (!pending.length) {
+          return failure(
+            cmd.id,
+            "invalid_argument",
+            "input.respond can only be used while the run is interrupted.",
+          );
+        }
         const unknown = Object.keys(responses).find((id) => !pending.includes(id));
         if (unknown) return failure(cmd.id, "no_such_interrupt", `no pending interrupt ${unknown}`);
         const assistant = await lastAssistant(threadId);
@@ -278,7 +285,7 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
         };
       }
       default:
-        return failure(cmd.id, "unknown_command", `unknown command "${cmd.method}"`);
+        return { ...failure(cmd.id, "unknown_command", `Unknown protocol command: ${cmd.method}`), meta };
     }
   };
 
@@ -295,7 +302,10 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     /** A command's answer, the API's refusals as protocol errors. */
     const answer = async (req: FastifyRequest, threadId: string, cmd: z.infer<typeof Command>) => {
       try {
-        return await handle(req, threadId, cmd);
+        const answered = await handle(req, threadId, cmd);
+        // As the official server answers: the highest seq of the thread's events when the answer was made.
+        if ("meta" in answered) answered.meta.applied_through_seq = await ctx.broker.thread(threadId).head();
+        return answered;
       } catch (e) {
         if (e instanceof HangarError) {
           const code =

@@ -108,7 +108,7 @@ describe("protocol v2 over HTTP", () => {
       interrupt_id: asked.params.data.interrupt_id,
       response: "no",
     });
-    expect(again.body).toMatchObject({ type: "error", id: 3, error: "no_such_run" });
+    expect(again.body).toMatchObject({ type: "error", id: 3, error: "invalid_argument" });
     const state = await command(threadId, 4, "state.get");
     expect(state.body.result.values).toEqual(last.params.data);
 

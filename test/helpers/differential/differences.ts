@@ -350,9 +350,9 @@ export const ACCEPTED: readonly Accepted[] = [
   },
   {
     scenario: "protocol v2",
-    path: "*/*/data/{seq,event_id}",
+    path: "**/{seq,event_id,applied_through_seq}",
     reason: "api-document",
-    why: "a protocol event's `seq` (and `event_id`) is its id in the thread's event log: on the embedded backend a count of the log's events, which also holds the thread stream's (a run's end, its state), so a thread's second run starts a few numbers later than on the dev server; on Redis a time-based number; monotonic either way, as the API document asks, and `since` resumes from it",
+    why: "a protocol event's `seq` (and `event_id`, and a command answer's `applied_through_seq`) is its id in the thread's event log: on the embedded backend a count of the log's events, which also holds the thread stream's (a run's end, its state), so the numbers run a few ahead of the dev server's after a thread's first run; on Redis a time-based number; monotonic either way, as the API document asks, and `since` resumes from it",
   },
 ];
 

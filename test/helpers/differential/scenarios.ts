@@ -869,6 +869,24 @@ const protocol: Scenario = {
       async () => (await client.threads.getState(research.threadId)).values,
     );
 
+    // Commands over HTTP on the research thread (its run ended), answered as the protocol's success or error.
+    const command = (id: number, method: string, params?: unknown) => async () => {
+      const res = await fetch(`${s.url}/threads/${research.threadId}/commands`, {
+        method: "POST",
+        headers: { "content-type": "application/json" },
+        body: JSON.stringify({ id, method, ...(params === undefined ? {} : { params }) }),
+      });
+      return { status: res.status, body: await res.json().catch(() => null) };
+    };
+    await s.step("command state.get", command(1, "state.get"));
+    await s.step("command agent.getTree", command(2, "agent.getTree"));
+    await s.step("command unknown", command(3, "no.such"));
+    await s.step("command run.start without assistant", command(4, "run.start", {}));
+    await s.step(
+      "command input.respond without interrupt",
+      command(5, "input.respond", { interrupt_id: "nope", response: "x" }),
+    );
+
     const chat = client.threads.stream({ assistantId: "chat" });
     try {
       const all = await chat.subscribe({ channels: PROTOCOL_CHANNELS } as never);
