@@ -6,7 +6,13 @@ import type { WebSocket } from "ws";
 import { matchesSubscription } from "@langchain/langgraph/stream";
 import { randomUUID } from "node:crypto";
 import { z } from "zod";
-import { protocolError as error, protocolLog } from "../runs/protocol-run.js";
+import {
+  appliedThroughSeq,
+  PROTOCOL_EVENT,
+  protocolError as error,
+  protocolLog,
+  readToHead,
+} from "../runs/protocol-run.js";
 import { ForbiddenError } from "../lib/errors.js";
 import { streamLimits } from "../streams/limits.js";
 import type { ApiContext } from "./context.js";
@@ -94,6 +100,21 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
           }
         })();
       };
+      /** What the official server adds to its answers: the thread, and the highest seq of its events so far. */
+      const meta = async () => ({
+        thread_id: threadId,
+        applied_through_seq: await appliedThroughSeq(ctx.broker.thread(threadId)),
+      });
+      /** How many protocol events of the thread's log, from `from` up to its newest now, match `filter`. */
+      const matching = async (from: number, filter: Filter) => {
+        let n = 0;
+        for await (const ev of readToHead(ctx.broker.thread(threadId), from)) {
+          if (ev.event !== PROTOCOL_EVENT) continue;
+          const event = { ...(JSON.parse(ev.data) as object), seq: ev.id };
+          if (matchesSubscription(event as never, filter as never)) n++;
+        }
+        return n;
+      };
       ctx.metrics.streamClients.inc();
       socket.on("close", () => {
         cursor?.abort();
@@ -116,22 +137,39 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
           const asked = Subscription.safeParse(p);
           if (!asked.success) {
             const issue = asked.error.issues[0];
-            return send(error(cmd.id, "invalid_argument", `${issue.path.join(".")}: ${issue.message}`));
+            const message =
+              issue.path[0] === "channels"
+                ? "subscription.subscribe requires a non-empty channels array."
+                : `${issue.path.join(".")}: ${issue.message}`;
+            return send({ ...error(cmd.id, "invalid_argument", message), meta: await meta() });
           }
           // `since` says where the connection's read starts, not what the subscription matches.
           const { since, ...filter } = asked.data;
           const id = randomUUID();
           subscriptions.set(id, filter);
-          send({ type: "success", id: cmd.id, result: { subscription_id: id } });
-          // The first subscription starts the read: after `since`, else what the log holds.
-          if (!cursor) read(since === undefined ? 0 : since + 1);
+          // The first subscription starts the read: after `since`, else what the log holds. The answer says how
+          // many events of the log so far it replays (as the official server's does); a later one shares the read
+          // under way, and replays nothing.
+          const from = since === undefined ? 0 : since + 1;
+          const replayed = cursor ? 0 : await matching(from, filter);
+          send({
+            type: "success",
+            id: cmd.id,
+            result: { subscription_id: id, replayed_events: replayed },
+            meta: await meta(),
+          });
+          if (!cursor) read(from);
           return;
         }
         if (cmd.method === "subscription.unsubscribe") {
           const id = String(p.subscription_id ?? "");
-          if (!subscriptions.delete(id))
-            return send(error(cmd.id, "no_such_subscription", `no subscription ${id}`));
-          return send({ type: "success", id: cmd.id, result: {} });
+          if (!subscriptions.delete(id)) {
+            return send({
+              ...error(cmd.id, "no_such_subscription", `Unknown subscription: ${id}`),
+              meta: await meta(),
+            });
+          }
+          return send({ type: "success", id: cmd.id, result: {}, meta: await meta() });
         }
         if (cmd.method === "subscription.reconnect") {
           send({ type: "success", id: cmd.id, result: {} });

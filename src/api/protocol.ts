@@ -7,6 +7,7 @@ import type { FastifyPluginAsyncZod } from "fastify-type-provider-zod";
 import { matchesSubscription } from "@langchain/langgraph/stream";
 import { z } from "zod";
 import {
+  appliedThroughSeq,
   PROTOCOL_EVENT,
   PROTOCOL_MODE,
   type ProtocolEvent,
@@ -302,9 +303,12 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     /** A command's answer, the API's refusals as protocol errors. */
     const answer = async (req: FastifyRequest, threadId: string, cmd: z.infer<typeof Command>) => {
       try {
+        // As the official server answers: the highest seq of the thread's events seen when the command came, read
+        // before it acts, so that the events of a run it starts all come after it (the SDK takes what is not after
+        // it for a replay).
+        const seen = await appliedThroughSeq(ctx.broker.thread(threadId));
         const answered = await handle(req, threadId, cmd);
-        // As the official server answers: the highest seq of the thread's events when the answer was made.
-        if ("meta" in answered) answered.meta.applied_through_seq = await ctx.broker.thread(threadId).head();
+        if ("meta" in answered) answered.meta.applied_through_seq = seen;
         return answered;
       } catch (e) {
         if (e instanceof HangarError) {

@@ -136,6 +136,9 @@ export async function* protocolLog(
   }
 }
 
+/** A command answer's `applied_through_seq`: the highest seq of the thread's log so far (0 for an empty log). */
+export const appliedThroughSeq = async (log: EventSource): Promise<number> => Math.max(0, await log.head());
+
 /** A log's events from `from` up to its newest one now (what has happened so far; it does not wait for more). */
 export async function* readToHead(log: EventSource, from = 0): AsyncGenerator<StreamEvent> {
   const head = await log.head();

@@ -436,7 +436,12 @@ describe("protocol v2 over WebSocket", () => {
     const threadId = randomUUID();
     const a = await socket(threadId);
     const sub = await a.send(1, "subscription.subscribe", { channels: ["lifecycle", "input"] });
-    expect(sub).toMatchObject({ type: "success", id: 1, result: { subscription_id: expect.any(String) } });
+    expect(sub).toMatchObject({
+      type: "success",
+      id: 1,
+      result: { subscription_id: expect.any(String), replayed_events: 0 },
+      meta: { thread_id: threadId, applied_through_seq: 0 },
+    });
     await a.send(2, "subscription.subscribe", { channels: ["lifecycle", "values"] });
     const started = await a.send(3, "run.start", { assistant_id: "approval", input: { request: "gate" } });
     expect(started).toMatchObject({ type: "success", result: { run_id: expect.any(String) } });

@@ -36,6 +36,7 @@ export const MASKED: Readonly<Record<string, Mask>> = {
   parents: "id-map",
   interrupts: "id-keys",
   interrupt_id: "id",
+  subscription_id: "id",
   // A nonce the scenarios put in metadata to find their own threads and assistants on a shared server.
   scenario_run: "id",
   // Strings naming ids within a structure: namespaces (`research:<task id>`), SSE event names, store namespaces.

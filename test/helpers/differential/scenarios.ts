@@ -7,6 +7,7 @@ import { mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import type { Checkpoint, Client, ThreadState } from "@langchain/langgraph-sdk";
+import WebSocket from "ws";
 import { PROTOCOL_CHANNELS } from "../protocol-channels.ts";
 import type { Session } from "./session.ts";
 
@@ -847,6 +848,41 @@ async function* protocolEvents(
   }
 }
 
+/** A protocol WebSocket of a thread: commands answered by id, and the events it was sent, in order. */
+async function protocolSocket(url: string, threadId: string) {
+  const ws = new WebSocket(`${url.replace(/^http/, "ws")}/threads/${threadId}/stream/events`);
+  await new Promise((resolve, reject) => ws.once("open", resolve).once("error", reject));
+  const answers = new Map<number, (answer: unknown) => void>();
+  const events: { method: string; seq: number }[] = [];
+  let wake = () => {};
+  ws.on("message", (raw) => {
+    const msg = JSON.parse(String(raw)) as { type?: string; id?: number; method: string; seq: number };
+    if (msg.type === "event") {
+      events.push(msg);
+      wake();
+    } else answers.get(msg.id!)?.(msg);
+  });
+  return {
+    send: (id: number, method: string, params: unknown) =>
+      new Promise<unknown>((resolve) => {
+        answers.set(id, resolve);
+        ws.send(JSON.stringify({ id, method, params }));
+      }),
+    /** The events up to the root graph's end (bounded: the scenario's timeout). */
+    async *untilRootEnded(): AsyncGenerator<{ event: string; data: unknown }> {
+      for (let at = 0; ;) {
+        while (at < events.length) {
+          const { method, ...rest } = events[at++];
+          yield { event: method, data: rest };
+          if (rootEnded({ method, ...rest } as never)) return;
+        }
+        await new Promise<void>((resolve) => (wake = resolve));
+      }
+    },
+    close: () => ws.close(),
+  };
+}
+
 // Protocol v2 through the official SDK's ThreadStream (its HTTP transport: commands and the SSE event stream): a run
 // of a graph with a subgraph and custom events on every channel, a chat model's run (messages), and a run that
 // interrupts and is answered.
@@ -868,6 +904,35 @@ const protocol: Scenario = {
       "research state after",
       async () => (await client.threads.getState(research.threadId)).values,
     );
+
+    // Over a WebSocket (the `ws` package: Node 20 has no global WebSocket): run.start in-band, then (the run over) a
+    // subscription that replays it, and refusals; the answers by command id, the events in order. (The SDK's WebSocket transport subscribes
+    // before its first run, which the dev server never answers: see docs/protocol-v2.md.)
+    const socketThread = randomUUID();
+    const socket = await protocolSocket(s.url, socketThread);
+    try {
+      const started = (await socket.send(1, "run.start", {
+        assistant_id: "research",
+        input: { topic: "bats" },
+      })) as {
+        result: { run_id: string };
+      };
+      await s.step("websocket run.start", async () => Object.keys(started.result));
+      // Subscribed once the run ended: the whole run is replayed, whatever the two servers' speeds.
+      await client.runs.join(socketThread, started.result.run_id);
+      await s.step("websocket subscribe", () =>
+        socket.send(2, "subscription.subscribe", { channels: PROTOCOL_CHANNELS }),
+      );
+      await s.stream("websocket research every channel", socket.untilRootEnded());
+      await s.step("websocket subscribe without channels", () =>
+        socket.send(3, "subscription.subscribe", { channels: [] }),
+      );
+      await s.step("websocket unsubscribe unknown", () =>
+        socket.send(4, "subscription.unsubscribe", { subscription_id: "nope" }),
+      );
+    } finally {
+      socket.close();
+    }
 
     // Commands over HTTP on the research thread (its run ended), answered as the protocol's success or error.
     const command = (id: number, method: string, params?: unknown) => async () => {
