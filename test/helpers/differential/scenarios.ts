@@ -943,6 +943,14 @@ const protocol: Scenario = {
       });
       return { status: res.status, body: await res.json().catch(() => null) };
     };
+    // The ended run replayed to a second client, the root graph's events only (depth 0).
+    const again = client.threads.stream(research.threadId, { assistantId: "research" });
+    try {
+      const root = await again.subscribe({ channels: ["lifecycle", "values", "updates"], depth: 0 } as never);
+      await s.stream("research replayed at depth 0", protocolEvents(root as AsyncIterable<unknown>));
+    } finally {
+      await again.close();
+    }
     await s.step("command state.get", command(1, "state.get"));
     await s.step("command agent.getTree", command(2, "agent.getTree"));
     await s.step("command unknown", command(3, "no.such"));
