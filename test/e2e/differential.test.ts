@@ -30,7 +30,6 @@ describe("Hangar beside the official dev server", () => {
       if (scenario.name === "schemas") await officialPeer("main", { schemas: true });
       const outcome = await runScenario(scenario, official, hangar.server.url);
       recorded.set(scenario.name, outcome.raw);
-      if (process.env.DUMP_RAW) (await import('node:fs')).writeFileSync(process.env.DUMP_RAW, JSON.stringify(outcome.raw, null, 1));
       const verdict = judge(outcome.differences);
       verdicts.push(verdict);
       ran.push(scenario.name);
