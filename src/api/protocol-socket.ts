@@ -8,10 +8,10 @@ import { randomUUID } from "node:crypto";
 import { z } from "zod";
 import {
   appliedThroughSeq,
-  PROTOCOL_EVENT,
   protocolError as error,
   protocolLog,
   readToHead,
+  sequenced,
 } from "../runs/protocol-run.js";
 import { ForbiddenError } from "../lib/errors.js";
 import { streamLimits } from "../streams/limits.js";
@@ -109,9 +109,8 @@ export function registerProtocolSocket(app: FastifyInstance, ctx: ApiContext, de
       const matching = async (from: number, filter: Filter) => {
         let n = 0;
         for await (const ev of readToHead(ctx.broker.thread(threadId), from)) {
-          if (ev.event !== PROTOCOL_EVENT) continue;
-          const event = { ...(JSON.parse(ev.data) as object), seq: ev.id };
-          if (matchesSubscription(event as never, filter as never)) n++;
+          const event = sequenced(ev);
+          if (event && matchesSubscription(event as never, filter as never)) n++;
         }
         return n;
       };

@@ -8,12 +8,11 @@ import { matchesSubscription } from "@langchain/langgraph/stream";
 import { z } from "zod";
 import {
   appliedThroughSeq,
-  PROTOCOL_EVENT,
   PROTOCOL_MODE,
-  type ProtocolEvent,
   protocolError as failure,
   protocolLog,
   readToHead,
+  sequenced,
 } from "../runs/protocol-run.js";
 import type { RunBody } from "../runs/schemas.js";
 import { SseWriter } from "../streams/sse.js";
@@ -101,9 +100,9 @@ export function protocolRoutes(ctx: ApiContext): FastifyPluginAsyncZod {
     const log = run ? ctx.broker.get(run.run_id) : undefined;
     if (log) {
       for await (const ev of readToHead(log)) {
-        if (ev.event !== PROTOCOL_EVENT) continue;
-        const { method, params } = JSON.parse(ev.data) as ProtocolEvent;
-        if (method !== "lifecycle") continue;
+        const event = sequenced(ev);
+        if (event?.method !== "lifecycle") continue;
+        const { params } = event;
         const data = params.data as { event?: string; graph_name?: string };
         const key = JSON.stringify(params.namespace);
         nodes.set(key, {

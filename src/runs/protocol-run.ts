@@ -131,9 +131,15 @@ export async function* protocolLog(
   signal: AbortSignal,
 ): AsyncGenerator<SequencedEvent> {
   for await (const ev of log.subscribe(from, signal)) {
-    if (ev.event !== PROTOCOL_EVENT) continue;
-    yield { ...(JSON.parse(ev.data) as ProtocolEvent), seq: ev.id, event_id: String(ev.id) };
+    const event = sequenced(ev);
+    if (event) yield event;
   }
+}
+
+/** A log event as a protocol client gets it, with its `seq` and `event_id`; undefined for any other event. */
+export function sequenced(ev: StreamEvent): SequencedEvent | undefined {
+  if (ev.event !== PROTOCOL_EVENT) return undefined;
+  return { ...(JSON.parse(ev.data) as ProtocolEvent), seq: ev.id, event_id: String(ev.id) };
 }
 
 /** A command answer's `applied_through_seq`: the highest seq of the thread's log so far (0 for an empty log). */

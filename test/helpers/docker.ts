@@ -195,8 +195,9 @@ const TURN_BOUND_MS = 60 * 60_000;
  * each builds images and starts containers of Hangar, PostgreSQL and Redis whose CPU the machine pays beside the
  * other files'. It also keeps the files' builds apart: the first installs the layers of Hangar's dependencies, which
  * the others then take from the build cache, and no file removes an image while another's build uses its layers
- * as cache (that failed a build: "failed to get destination image"). The four at once, as the suite started them, loaded 2 cores 25 deep: health checks timed out, a
- * rebuilt container was marked unhealthy after its 120 s start period, and the rest of the suite slowed with them.
+ * as cache (that failed a build: "failed to get destination image"). The four at once, as the suite started them,
+ * loaded 2 cores 25 deep: health checks timed out, a rebuilt container was marked unhealthy after its 120 s start
+ * period, and the rest of the suite slowed with them.
  */
 export function oneDockerFileAtATime(): void {
   let release: (() => void) | undefined;
