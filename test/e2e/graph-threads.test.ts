@@ -108,6 +108,26 @@ describe("graph threads", () => {
     };
     expect(values.log).toEqual(["y:0"]);
   });
+
+  it("a streamed run's events come from its graph thread whole and in order", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const steps = 4;
+    const events: Array<{ event: string; data: unknown }> = [];
+    for await (const chunk of client.runs.stream(thread_id, "steps", {
+      input: job({ label: "o", steps }),
+      streamMode: ["values", "updates"],
+    }))
+      events.push(chunk);
+    expect(events.map((e) => e.event)).toEqual([
+      "metadata",
+      "values",
+      // begin, then each step: its update, then the state after it.
+      ...Array.from({ length: steps + 1 }, () => ["updates", "values"]).flat(),
+    ]);
+    const logs = events.filter((e) => e.event === "values").map((e) => (e.data as { log: string[] }).log);
+    expect(logs).toEqual(Array.from({ length: steps + 2 }, (_, n) => logOf("o", Math.max(0, n - 1))));
+  });
 });
 
 // A project's TypeScript modules that the storage loads (the store's embeddings function, a custom encryption module)

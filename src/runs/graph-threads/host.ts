@@ -33,7 +33,36 @@ export interface HostData {
 
 const port = parentPort!;
 const data = workerData as HostData;
-const post = (m: FromHost) => port.postMessage(m);
+/** Run events not yet posted: a turn of this thread's event loop posts its events in one message (see `emit`). */
+let outbox: Array<[id: number, event: string, json: string]> = [];
+let outboxBytes = 0;
+/** A batch this large goes at once (a run that emits much without yielding to the event loop). */
+const OUTBOX_FLUSH_BYTES = 256 * 1024;
+
+function flushEvents(): void {
+  if (!outbox.length) return;
+  const events = outbox;
+  outbox = [];
+  outboxBytes = 0;
+  port.postMessage({ t: "events", events } satisfies FromHost);
+}
+
+/** Posts a message, after the events queued before it (order is kept). */
+const post = (m: FromHost) => {
+  flushEvents();
+  port.postMessage(m);
+};
+
+/**
+ * Queues a run's event. Each message wakes the API thread, and the events it handles in one turn go out to the broker
+ * together (Redis: one script call per turn), so the events of one turn of this thread travel as one message.
+ */
+function emitEvent(id: number, event: string, json: string): void {
+  outbox.push([id, event, json]);
+  outboxBytes += json.length;
+  if (outboxBytes >= OUTBOX_FLUSH_BYTES) flushEvents();
+  else if (outbox.length === 1) setImmediate(flushEvents);
+}
 
 /** This thread's log lines go to the API thread's logger (as JSON lines it parses and logs again). */
 const log: Logger = createLogger({
@@ -119,8 +148,7 @@ export async function main(beforeProject: () => Promise<void>): Promise<void> {
     }
     const controller = new AbortController();
     running.set(m.id, controller);
-    const emit = (event: string, value: unknown) =>
-      post({ t: "event", id: m.id, event, json: serialize(value) });
+    const emit = (event: string, value: unknown) => emitEvent(m.id, event, serialize(value));
     const runLog = log.child(m.bindings);
     // Encrypted for the run's owner (custom encryption's context), as on the API thread.
     void withEncryptionUser(runOwner(m.job.kwargs), () => runner.run(m.job, controller.signal, emit, runLog))

@@ -131,8 +131,8 @@ class Host {
 
   private onMessage(m: FromHost): void {
     switch (m.t) {
-      case "event":
-        this.runs.get(m.id)?.emit(m.event, new RawJson(m.json));
+      case "events":
+        for (const [id, event, json] of m.events) this.runs.get(id)?.emit(event, new RawJson(json));
         return;
       case "done":
         this.settle(m.id, {

@@ -13,7 +13,8 @@ export type FromHost =
   | { t: "ready" }
   /** The graphs could not be loaded on this thread. */
   | { t: "failed"; message: string }
-  | { t: "event"; id: number; event: string; json: string }
+  /** Run events, in order: [run, event name, data as JSON text]. */
+  | { t: "events"; events: Array<[id: number, event: string, json: string]> }
   | {
       t: "done";
       id: number;
