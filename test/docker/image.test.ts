@@ -13,6 +13,7 @@ import {
   exec,
   freePort,
   oneDockerFileAtATime,
+  runtimeImage,
   shellIn,
   skipWithoutDocker,
 } from "../helpers/docker.ts";
@@ -78,7 +79,9 @@ async function up(name: string, url: string): Promise<void> {
 
 describe.skipIf(skip)("hangar build: the example project's image", () => {
   beforeAll(async () => {
-    const base = await baseImage();
+    // The server's stage on the slim runtime image, as users' images are on node:<version>-bookworm-slim: the image
+    // needs nothing of the build stage's.
+    const [runtime, build] = [await runtimeImage(), await baseImage()];
     // A fixed directory name (the project's folder in the image): a later run builds on the cached layers.
     tmp = tempDir("hangar-docker-image-");
     project = join(tmp, "hangar-example-app");
@@ -95,7 +98,11 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
     mkdirSync(join(project, ".hangar"));
     writeFileSync(join(project, ".hangar/hangar.sqlite"), "local data");
     workdir = `/deps/${project.split("/").pop()}`;
-    const r = await exec(process.execPath, [BIN, "build", "-t", TAG, "--base-image", base], { cwd: project });
+    const r = await exec(
+      process.execPath,
+      [BIN, "build", "-t", TAG, "--base-image", runtime, "--build-image", build],
+      { cwd: project },
+    );
     expect(r.code, `hangar build:\n${r.stdout}\n${r.stderr}`).toBe(0);
   });
 

@@ -208,13 +208,84 @@ export function oneDockerFileAtATime(): void {
 }
 
 let base: Promise<string> | undefined;
+let runtime: Promise<string> | undefined;
+
+/** Debian bookworm minbase (with `include`) in a new folder `root`, debootstrap's downloads removed. */
+async function debootstrapRoot(root: string, include: string[]): Promise<void> {
+  rmSync(root, { recursive: true, force: true });
+  const boot = await exec(
+    "debootstrap",
+    [
+      "--variant=minbase",
+      ...(include.length ? [`--include=${include.join(",")}`] : []),
+      "bookworm",
+      root,
+      "http://deb.debian.org/debian",
+    ],
+    { boundMs: 15 * 60_000 },
+  );
+  if (boot.code !== 0) throw new Error(`debootstrap failed:\n${boot.stdout.slice(-3000)}\n${boot.stderr}`);
+  rmSync(join(root, "var/cache/apt/archives"), { recursive: true, force: true });
+  mkdirSync(join(root, "var/cache/apt/archives/partial"), { recursive: true });
+}
+
+/** Copies `from` (this machine's) to `to` in `root`, without blocking this worker (npm's cache is large). */
+async function copyInto(root: string, from: string, to = from.slice(1)): Promise<void> {
+  mkdirSync(dirname(join(root, to)), { recursive: true });
+  const r = await exec("cp", ["-a", from, join(root, to)]);
+  if (r.code !== 0) throw new Error(`cp -a ${from} failed: ${r.stderr}`);
+}
+
+/** This machine's Node, npm and corepack in `root` (node-gyp's headers too, with `headers`). */
+async function installNode(root: string, headers: boolean): Promise<void> {
+  await copyInto(root, NODE, "usr/bin/node");
+  for (const m of ["npm", "corepack"]) {
+    const from = join(NODE_PREFIX, "lib/node_modules", m);
+    if (existsSync(from)) await copyInto(root, from, `usr/lib/node_modules/${m}`);
+  }
+  if (headers && existsSync(join(NODE_PREFIX, "include/node")))
+    await copyInto(root, join(NODE_PREFIX, "include/node"), "usr/include/node");
+  for (const [bin, target] of [
+    ["npm", "npm/bin/npm-cli.js"],
+    ["npx", "npm/bin/npx-cli.js"],
+    ["corepack", "corepack/dist/corepack.js"],
+  ]) {
+    rmSync(join(root, "usr/bin", bin), { force: true });
+    execFileSync("ln", ["-s", `../lib/node_modules/${target}`, join(root, "usr/bin", bin)]);
+  }
+}
+
+/** `root` imported as the image `tag`, then removed. */
+async function importRoot(root: string, tag: string): Promise<void> {
+  const imported = await exec("sh", [
+    "-c",
+    `tar -C "${root}" -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - ${tag}`,
+  ]);
+  if (imported.code !== 0) throw new Error(`docker import failed: ${imported.stderr}`);
+}
+
+/** Makes the image `tag` once (under a lock shared by the test files) from a root that `make` fills. */
+async function imageOnce(tag: string, make: (root: string) => Promise<void>): Promise<string> {
+  if (imageExists(tag)) return tag;
+  return withLock("base-image", async () => {
+    if (imageExists(tag)) return tag;
+    const root = join(tmpdir(), `hangar-test-root-${process.pid}`);
+    try {
+      await make(root);
+      await importRoot(root, tag);
+      return tag;
+    } finally {
+      rmSync(root, { recursive: true, force: true });
+    }
+  });
+}
 
 /**
- * The tests' base image (`--base-image` of their builds): Debian bookworm (debootstrap minbase) with PACKAGES,
- * this machine's Node and npm (with its npm config and CA bundle, so npm reaches the registry from inside; and its
- * cache), and better-sqlite3's binding in npm's prebuilt-download cache (so the image's install takes it as the
- * download it would get from GitHub, which is not reachable here). Made once per content: its tag is the hash of
- * all that but the npm cache and the binding's bytes (its name stands for it).
+ * The tests' base image (`--base-image`, or `--build-image` beside runtimeImage, of their builds): Debian bookworm
+ * (debootstrap minbase) with PACKAGES, this machine's Node and npm (with its npm config and CA bundle, so npm reaches
+ * the registry from inside; and its cache), and better-sqlite3's binding in npm's prebuilt-download cache (so the
+ * image's install takes it as the download it would get from GitHub, which is not reachable here). Made once per
+ * content: its tag is the hash of all that but the npm cache and the binding's bytes (its name stands for it).
  */
 export function baseImage(): Promise<string> {
   base ??= (async () => {
@@ -235,80 +306,45 @@ export function baseImage(): Promise<string> {
         prebuild: prebuild.file,
       }),
     ).slice(0, 16);
-    const tag = `hangar-test/base:${key}`;
-    if (imageExists(tag)) return tag;
-    return withLock("base-image", async () => {
-      if (imageExists(tag)) return tag;
-      const root = join(tmpdir(), `hangar-test-root-${process.pid}`);
-      rmSync(root, { recursive: true, force: true });
-      try {
-        const boot = await exec(
-          "debootstrap",
-          [
-            "--variant=minbase",
-            `--include=${PACKAGES.join(",")}`,
-            "bookworm",
-            root,
-            "http://deb.debian.org/debian",
-          ],
-          { boundMs: 15 * 60_000 },
-        );
-        if (boot.code !== 0)
-          throw new Error(`debootstrap failed:\n${boot.stdout.slice(-3000)}\n${boot.stderr}`);
-        rmSync(join(root, "var/cache/apt/archives"), { recursive: true, force: true });
-        mkdirSync(join(root, "var/cache/apt/archives/partial"), { recursive: true });
-        // This machine's Node, npm and corepack, headers included (node-gyp needs them to compile). Copied without
-        // blocking this worker (npm's cache below is large: a synchronous copy stalled its link to vitest).
-        const cp = async (from: string, to = from) => {
-          const r = await exec("cp", ["-a", from, join(root, to)]);
-          if (r.code !== 0) throw new Error(`cp -a ${from} failed: ${r.stderr}`);
-        };
-        await cp(NODE, "usr/bin/node");
-        mkdirSync(join(root, "usr/lib/node_modules"), { recursive: true });
-        for (const m of ["npm", "corepack"]) {
-          const from = join(NODE_PREFIX, "lib/node_modules", m);
-          if (existsSync(from)) await cp(from, `usr/lib/node_modules/${m}`);
-        }
-        if (existsSync(join(NODE_PREFIX, "include/node")))
-          await cp(join(NODE_PREFIX, "include/node"), "usr/include/node");
-        for (const [bin, target] of [
-          ["npm", "npm/bin/npm-cli.js"],
-          ["npx", "npm/bin/npx-cli.js"],
-          ["corepack", "corepack/dist/corepack.js"],
-        ]) {
-          rmSync(join(root, "usr/bin", bin), { force: true });
-          execFileSync("ln", ["-s", `../lib/node_modules/${target}`, join(root, "usr/bin", bin)]);
-        }
-        // npm's global config of this machine (its registry, CA) where this Node's npm reads it.
-        if (existsSync(npmrc)) {
-          mkdirSync(join(root, dirname(npmrc)), { recursive: true });
-          await cp(npmrc, npmrc.slice(1));
-        }
-        if (existsSync(cafile)) {
-          mkdirSync(join(root, dirname(cafile)), { recursive: true });
-          await cp(cafile, cafile.slice(1));
-        }
-        // This machine's npm cache, when it has one (CI's `npm install` fills it), as a head start for the builds'
-        // installs: what it lacks comes from the registry, so it is not part of the image's key.
-        const cache = join(npmConfig("cache"), "_cacache");
-        if (existsSync(cache)) {
-          mkdirSync(join(root, "root/.npm"), { recursive: true });
-          await cp(cache, "root/.npm/_cacache");
-        }
-        mkdirSync(join(root, "root/.npm/_prebuilds"), { recursive: true });
-        writeFileSync(join(root, "root/.npm/_prebuilds", prebuild.file), prebuild.data);
-        const imported = await exec("sh", [
-          "-c",
-          `tar -C "${root}" -c . | docker import --change 'ENV PATH=/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin' - ${tag}`,
-        ]);
-        if (imported.code !== 0) throw new Error(`docker import failed: ${imported.stderr}`);
-        return tag;
-      } finally {
-        rmSync(root, { recursive: true, force: true });
-      }
+    return imageOnce(`hangar-test/base:${key}`, async (root) => {
+      await debootstrapRoot(root, PACKAGES);
+      await installNode(root, true);
+      // npm's global config of this machine (its registry, CA) where this Node's npm reads it.
+      if (existsSync(npmrc)) await copyInto(root, npmrc);
+      if (existsSync(cafile)) await copyInto(root, cafile);
+      // This machine's npm cache, when it has one (CI's `npm install` fills it), as a head start for the builds'
+      // installs: what it lacks comes from the registry, so it is not part of the image's key.
+      const cache = join(npmConfig("cache"), "_cacache");
+      if (existsSync(cache)) await copyInto(root, cache, "root/.npm/_cacache");
+      mkdirSync(join(root, "root/.npm/_prebuilds"), { recursive: true });
+      writeFileSync(join(root, "root/.npm/_prebuilds", prebuild.file), prebuild.data);
     });
   })();
   return base;
+}
+
+/**
+ * The tests' runtime image (`--base-image` of the builds whose images are pushed or kept, with baseImage as
+ * `--build-image`), as `node:<version>-bookworm-slim` is for users: Debian bookworm minbase and this machine's Node
+ * and npm, nothing else. A third the size of the base image (~300 MB: no PostgreSQL, Redis, npm cache, headers), so
+ * pushing an image built on it to a registry and pulling it back costs Docker a fraction of the CPU (gzip of every
+ * layer).
+ */
+export function runtimeImage(): Promise<string> {
+  runtime ??= (async () => {
+    const key = sha(
+      JSON.stringify({
+        RECIPE,
+        node: sha(readFileSync(NODE)),
+        npm: readFileSync(join(NODE_PREFIX, "lib/node_modules/npm/package.json"), "utf8"),
+      }),
+    ).slice(0, 16);
+    return imageOnce(`hangar-test/runtime:${key}`, async (root) => {
+      await debootstrapRoot(root, []);
+      await installNode(root, false);
+    });
+  })();
+  return runtime;
 }
 
 /**
