@@ -33,35 +33,49 @@ export interface HostData {
 
 const port = parentPort!;
 const data = workerData as HostData;
-/** Run events not yet posted: a turn of this thread's event loop posts its events in one message (see `emit`). */
+/**
+ * What this thread's turn of its event loop has to tell the API thread, sent at the turn's end in one message: each
+ * message wakes the API thread, and the events it handles in one turn go out to the broker together (Redis: one
+ * script call per turn). Run events, in order; and whether checkpoints were committed (PostgreSQL: asynchronously,
+ * several per run; the API thread's sync() then flushes the WAL past them).
+ */
 let outbox: Array<[id: number, event: string, json: string]> = [];
 let outboxBytes = 0;
+let wrote = false;
+let scheduled = false;
 /** A batch this large goes at once (a run that emits much without yielding to the event loop). */
 const OUTBOX_FLUSH_BYTES = 256 * 1024;
 
-function flushEvents(): void {
-  if (!outbox.length) return;
-  const events = outbox;
+function flush(): void {
+  if (!outbox.length && !wrote) return;
+  const m: FromHost = { t: "batch", events: outbox, wrote };
   outbox = [];
   outboxBytes = 0;
-  port.postMessage({ t: "events", events } satisfies FromHost);
+  wrote = false;
+  port.postMessage(m);
 }
 
-/** Posts a message, after the events queued before it (order is kept). */
+function flushLater(): void {
+  if (scheduled) return;
+  scheduled = true;
+  setImmediate(() => {
+    scheduled = false;
+    flush();
+  });
+}
+
+/** Posts a message, after what this turn queued before it (order is kept). */
 const post = (m: FromHost) => {
-  flushEvents();
+  flush();
   port.postMessage(m);
 };
 
-/**
- * Queues a run's event. Each message wakes the API thread, and the events it handles in one turn go out to the broker
- * together (Redis: one script call per turn), so the events of one turn of this thread travel as one message.
- */
+/** Queues a run's event (see outbox). */
 function emitEvent(id: number, event: string, json: string): void {
   outbox.push([id, event, json]);
   outboxBytes += json.length;
-  if (outboxBytes >= OUTBOX_FLUSH_BYTES) flushEvents();
-  else if (outbox.length === 1) setImmediate(flushEvents);
+  if (outboxBytes >= OUTBOX_FLUSH_BYTES) flush();
+  else flushLater();
 }
 
 /** This thread's log lines go to the API thread's logger (as JSON lines it parses and logs again). */
@@ -115,7 +129,10 @@ async function open(beforeProject: () => Promise<void>): Promise<{
     schema: b.schema,
     poolSize: b.poolSize,
     storeIndex: index,
-    wrote: () => post({ t: "wrote" }),
+    wrote: () => {
+      wrote = true;
+      flushLater();
+    },
     cipher,
   });
 }

@@ -131,8 +131,9 @@ class Host {
 
   private onMessage(m: FromHost): void {
     switch (m.t) {
-      case "events":
+      case "batch":
         for (const [id, event, json] of m.events) this.runs.get(id)?.emit(event, new RawJson(json));
+        if (m.wrote && this.opts.backend.kind === "postgres") this.opts.backend.wrote();
         return;
       case "done":
         this.settle(m.id, {
@@ -148,9 +149,6 @@ class Host {
         return;
       case "log":
         relay(this.opts.log, m.line);
-        return;
-      case "wrote":
-        if (this.opts.backend.kind === "postgres") this.opts.backend.wrote();
         return;
       default:
         return;

@@ -13,8 +13,11 @@ export type FromHost =
   | { t: "ready" }
   /** The graphs could not be loaded on this thread. */
   | { t: "failed"; message: string }
-  /** Run events, in order: [run, event name, data as JSON text]. */
-  | { t: "events"; events: Array<[id: number, event: string, json: string]> }
+  /**
+   * A turn's run events, in order ([run, event name, data as JSON text]); `wrote`: PostgreSQL checkpoints were
+   * committed (the API thread's sync() then flushes the WAL).
+   */
+  | { t: "batch"; events: Array<[id: number, event: string, json: string]>; wrote: boolean }
   | {
       t: "done";
       id: number;
@@ -25,6 +28,4 @@ export type FromHost =
   /** The run threw outside the graph's own error handling. */
   | { t: "crashed"; id: number; message: string }
   /** A JSON log line of this thread. */
-  | { t: "log"; line: string }
-  /** PostgreSQL: checkpoints were written (the API thread's sync() then flushes the WAL). */
-  | { t: "wrote" };
+  | { t: "log"; line: string };
