@@ -122,6 +122,7 @@ export async function executeRun(
 ): Promise<RunOutcome> {
   const modes = new Set(kwargs.stream_mode);
   const { graphModes: libModes, callbacks: wantsEvents, protocol } = graphStreaming(modes);
+  const graphName = protocol ? protocolGraphName(kwargs) : "";
   const sub = kwargs.subgraphs;
   const options: Record<string, unknown> = {
     configurable: kwargs.config.configurable,
@@ -174,7 +175,7 @@ export async function executeRun(
     const input = toInput(kwargs);
     if (protocol) {
       // Protocol v2: LangGraph's protocol events, each logged as one `protocol` event.
-      const normalizer = new ProtocolNormalizer(protocolGraphName(kwargs));
+      const normalizer = new ProtocolNormalizer(graphName);
       for await (const ev of await protocolEvents(graph, input, options, runId)) {
         for (const out of normalizer.normalize(ev)) {
           if (out.method === "tasks") tasks.see(out.params.namespace, out.params.data as any);
@@ -208,7 +209,7 @@ export async function executeRun(
         params: {
           namespace: [],
           timestamp: Date.now(),
-          data: { event: "failed", graph_name: protocolGraphName(kwargs), error: error.message },
+          data: { event: "failed", graph_name: graphName, error: error.message },
         },
       });
     }
