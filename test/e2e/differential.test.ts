@@ -20,6 +20,20 @@ beforeAll(async () => {
   official = await officialPeer("main");
 });
 
+/**
+ * Hangar's warnings and errors so far, and its lines about runs started again (a lease lost on a loaded machine makes
+ * a run resume from its checkpoint, which changes what it sends): a difference's message shows them.
+ */
+function serverNotes(): string {
+  const lines = hangar.server
+    .output()
+    .split("\n")
+    .filter((l) => /WARN|ERROR|attempt"?:\s*([2-9]|\d\d)/.test(l));
+  return lines.length
+    ? `\nHangar's log, warnings and runs started again:\n${lines.slice(-40).join("\n")}`
+    : "";
+}
+
 const verdicts: Verdict[] = [];
 const ran: string[] = [];
 const recorded = new Map<string, { official: Record<string, unknown>; hangar: Record<string, unknown> }>();
@@ -33,7 +47,7 @@ describe("Hangar beside the official dev server", () => {
       const verdict = judge(outcome.differences);
       verdicts.push(verdict);
       ran.push(scenario.name);
-      expect(verdict.unexpected, explain(verdict.unexpected)).toEqual([]);
+      expect(verdict.unexpected, explain(verdict.unexpected) + serverNotes()).toEqual([]);
     });
   }
 
