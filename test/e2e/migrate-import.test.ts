@@ -14,6 +14,8 @@ import { BACKEND, clusterOf, ROOT, useHangar, type HangarProcess } from "../help
 const CONFIG = join(ROOT, "test/fixtures/auth-project/langgraph.json");
 const source = useHangar({ config: CONFIG });
 const target = useHangar({ config: CONFIG });
+// A target that serves other graphs (no auth): what names the source's graphs is refused there.
+const elsewhere = useHangar({ config: join(ROOT, "test/fixtures/cli-reload/langgraph.json") });
 // Encryption at rest on (docs/encryption.md): imported checkpoints are written through the same checkpointer.
 const encrypted = useHangar({ config: CONFIG, env: { LANGGRAPH_AES_KEY: "0123456789abcdef".repeat(4) } });
 
@@ -180,6 +182,28 @@ describe("hangar migrate under custom auth", () => {
     ]);
     expect(again.json.threads).toMatchObject({ copied: 0, checkpoints: { copied: 0 } });
     expect((await bobThere.threads.get(t.thread_id)).metadata).toMatchObject({ owner: "bob" });
+  });
+
+  it("a target that refuses the records: none counted as copied, no thread left without its history", async () => {
+    const alice = as(source.server.url, "alice");
+    const t = await alice.threads.create({ metadata: { topic: "refused" } });
+    await alice.runs.wait(t.thread_id, "chat", { input: { messages: [{ role: "user", content: "hi" }] } });
+    const args = ["--from-header", "Authorization: Bearer token-alice"];
+    const run = await migrate(source.server.url, elsewhere.server.url, args);
+    expect(run.code, run.stderr + run.stdout).toBe(1);
+    // The source's assistants and threads name its graph "chat", which the target does not serve.
+    const { assistants, threads } = run.json;
+    expect(assistants).toMatchObject({ copied: 0, versions: { copied: 0 } });
+    expect(assistants.failures.length).toBe(assistants.source);
+    expect(threads).toMatchObject({ copied: 0, present: 0, checkpoints: { copied: 0 } });
+    expect(threads.failures.length).toBe(threads.source);
+    expect(threads.failures.join("\n")).toContain(t.thread_id);
+    expect(run.stdout).not.toMatch(/[1-9]\d* copied/);
+    // Nothing half-copied stays: the thread made for the import is gone, so a second run tries it again.
+    await expect(elsewhere.client.threads.get(t.thread_id)).rejects.toMatchObject({ status: 404 });
+    const again = await migrate(source.server.url, elsewhere.server.url, args);
+    expect(again.json.threads).toMatchObject({ copied: 0, present: 0 });
+    expect(again.json.threads.failures.length).toBe(threads.source);
   });
 
   it("says in one sentence what failed, with a non-zero exit and no stack trace", async () => {

@@ -50,15 +50,20 @@ async function copyOne(from: Side, to: Side, a: Assistant, t: Tally, dryRun: boo
   }
   const missing = versions.filter((v) => v.version > have);
   t.parts!.present += versions.length - missing.length;
-  t.parts!.copied += missing.length;
-  if (!existing) t.copied++;
-  if (dryRun) return;
+  if (dryRun) {
+    t.parts!.copied += missing.length;
+    if (!existing) t.copied++;
+    return;
+  }
+  // Counted as each write succeeds: a refused one (the target's graphs, its auth) is a failure, not a copy.
   for (const v of missing) {
     if (v === missing[0] && !existing) {
       await to.client.assistants.create({ ...contentOf(v), assistantId: a.assistant_id, ifExists: "raise" });
+      t.copied++;
     } else {
       await to.client.assistants.update(a.assistant_id, contentOf(v));
     }
+    t.parts!.copied++;
   }
   // The version the source serves, unless the target already serves it.
   const current = (await to.client.assistants.get(a.assistant_id)).version;

@@ -104,15 +104,45 @@ async function copyThread(
     t.present++;
     const patch = lacking(metadata, (existing.metadata ?? {}) as Record<string, unknown>);
     if (Object.keys(patch).length && !opts.dryRun) await to.client.threads.update(id, { metadata: patch });
-  } else {
+  } else if (opts.dryRun) {
     t.copied++;
-    if (!opts.dryRun) {
-      const graphId = typeof metadata.graph_id === "string" ? metadata.graph_id : undefined;
-      // The SDK replaces metadata.graph_id with graphId: both say the same.
-      await to.client.threads.create({ threadId: id, metadata, graphId, ifExists: "do_nothing" });
+  } else {
+    const graphId = typeof metadata.graph_id === "string" ? metadata.graph_id : undefined;
+    // The SDK replaces metadata.graph_id with graphId: both say the same.
+    await to.client.threads.create({ threadId: id, metadata, graphId, ifExists: "do_nothing" });
+    if (!opts.targetIsHangar) {
+      // Made without its history, as said at the start (copyHistory names the checkpoints not copied).
+      t.copied++;
+      await copyHistory(to, thread, history, new Set(), t, opts);
+      return;
     }
+    const parts = { ...t.parts! };
+    try {
+      await copyHistory(to, thread, history, new Set(), t, opts);
+    } catch (e) {
+      // A thread this run made is not left without the history Hangar refused (a later run would count it as
+      // already there, and never copy it): removed, so that running the command again copies it whole.
+      await to.client.threads.delete(id).catch(() => {});
+      t.parts = parts;
+      throw e;
+    }
+    t.copied++;
+    return;
   }
   const theirs = existing ? new Set((await historyOf(to, id)).map(idOf)) : new Set<string>();
+  await copyHistory(to, thread, history, theirs, t, opts);
+}
+
+/** The checkpoints of `history` the target lacks (`theirs`: the ones it has), imported through Hangar's route. */
+async function copyHistory(
+  to: Side,
+  thread: Thread,
+  history: ThreadState[],
+  theirs: Set<string>,
+  t: Tally,
+  opts: { dryRun: boolean; targetIsHangar: boolean },
+): Promise<void> {
+  const id = thread.thread_id;
   const missing = history.filter((s) => !theirs.has(idOf(s)));
   t.parts!.present += history.length - missing.length;
   if (thread.status === "busy") {
