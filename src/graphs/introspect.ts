@@ -10,6 +10,7 @@ import {
   extractInWorker,
   PARSER,
   type Extraction,
+  type ParserOutput,
   type StaticSchemas,
   type StaticSpec,
 } from "./schema/worker.js";
@@ -254,6 +255,9 @@ export class GraphSchemas {
         .catch((e: Error) => this.log.debug(`schemas: cache entry not written: ${e.message}`));
     } catch (e) {
       if (!this.closed) {
+        // What the parser printed, and where it failed, for whoever looks closer (LOG_LEVEL=debug).
+        for (const line of (e as { output?: ParserOutput[] }).output ?? [])
+          this.log.debug(`schemas of graph "${job.graphId}": ${line.text.trim()}`);
         this.log.warn(
           `schemas of graph "${job.graphId}": types not extracted (${(e as Error).message}); answering its channel names`,
         );

@@ -41,5 +41,8 @@ try {
   const result = await getStaticGraphSchema(spec, { mainThread: true });
   parentPort.postMessage({ result, read: Object.fromEntries(read), missing: [...missing], output });
 } catch (e) {
-  parentPort.postMessage({ error: String((e && e.stack) || e), output });
+  // The message for the server's warning; the stack only for its debug log (a plain JavaScript graph's extraction
+  // fails inside the compiler on every start, which is not a crash).
+  const stack = e && e.stack ? String(e.stack) : undefined;
+  parentPort.postMessage({ error: String((e && e.message) || e), stack, output });
 }

@@ -88,13 +88,17 @@ export function extractInWorker(spec: StaticSpec, timeoutMs: number): Extraction
       reject(new ExtractionError("stopped"));
       void worker.terminate();
     };
-    worker.once("message", (msg: Partial<Extracted> & { error?: string; output: ParserOutput[] }) => {
+    type Reply = Partial<Extracted> & { error?: string; stack?: string; output: ParserOutput[] };
+    worker.once("message", (msg: Reply) => {
       clearTimeout(timer);
       void worker.terminate();
       if (msg.result) {
         const { result, read = {}, missing = [] } = msg;
         resolve({ extracted: { result, read, missing }, output: msg.output });
-      } else reject(new ExtractionError(msg.error ?? "extraction failed", msg.output));
+      } else {
+        const stack = msg.stack ? [{ level: "debug", text: msg.stack }] : [];
+        reject(new ExtractionError(msg.error ?? "extraction failed", [...msg.output, ...stack]));
+      }
     });
     worker.once("error", (e) => {
       clearTimeout(timer);
