@@ -110,7 +110,8 @@ export function announce(
   listening();
   log.info(`graphs: ${server.graphs.join(", ")}`);
   log.info(`data: ${server.dataDir}`);
-  log.info(`docs: ${server.url}/docs`);
+  // A worker serves only /ok and /metrics.
+  if (cluster?.mode !== "worker") log.info(`docs: ${server.url}/docs`);
   if (server.console) log.info(`console: ${server.url}/console/`);
   if (server.recovered) {
     // Pending runs count too (a delayed one starts when due): say so rather than "resumed".

@@ -90,7 +90,11 @@ describe("two api and two worker processes on one schema", () => {
       expect(w.output()).toMatch(/Hangar worker \(health and metrics only\) listening on/);
       expect((await fetch(`${w.url}/ok`)).status).toBe(200);
       expect((await fetch(`${w.url}/threads/search`, { method: "POST", body: "{}" })).status).toBe(404);
+      // Nor does its log point at docs it does not serve.
+      expect((await fetch(`${w.url}/docs`)).status).toBe(404);
+      expect(w.output()).not.toMatch(/docs: http/);
     }
+    for (const a of apis) expect(a.output()).toMatch(/docs: http/);
     // Both API processes see the same deployment: the system assistants exist once.
     const [a, b] = await Promise.all(
       clients.map((c) => c.assistants.search({ metadata: { created_by: "system" }, sortBy: "assistant_id" })),
