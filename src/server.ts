@@ -313,6 +313,12 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const http = project.raw.http ?? {};
     const consoleOn = opts.console ?? env.server.console;
     const auth = await Authorizer.load(project.projectDir, project.raw.auth, env.server.apiKeys);
+    if (auth.custom && env.server.apiKeys.length && backend.api) {
+      log.warn(
+        "hangar: warning: HANGAR_API_KEYS is ignored: langgraph.json's auth.path authenticates every request (its " +
+          "authenticate handler may check the x-api-key header itself)",
+      );
+    }
     const guard = new Guard(auth, storage);
     const metrics = new Metrics(() => runs.stats());
     runs.onFinished((status) => metrics.runsFinished.labels(status).inc());

@@ -137,3 +137,29 @@ describe("custom auth", () => {
     expect((await alice.store.listNamespaces({ prefix: [ns] })).namespaces).toEqual([["alice", ns]]);
   });
 });
+
+describe("HANGAR_API_KEYS beside custom auth", () => {
+  const keyed = useHangar({
+    config: join(ROOT, "test/fixtures/auth-project/langgraph.json"),
+    env: { HANGAR_API_KEYS: "a-key" },
+  });
+
+  it("is ignored, and the start says so: the auth handler decides alone", async () => {
+    expect(keyed.server.output()).toMatch(
+      /HANGAR_API_KEYS is ignored: langgraph.json's auth.path authenticates/,
+    );
+    expect(hangar.server.output()).not.toMatch(/HANGAR_API_KEYS is ignored/);
+    const withKey = await fetch(`${keyed.server.url}/threads/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", "x-api-key": "a-key" },
+      body: "{}",
+    });
+    expect(withKey.status).toBe(401);
+    const withToken = await fetch(`${keyed.server.url}/threads/search`, {
+      method: "POST",
+      headers: { "content-type": "application/json", authorization: "Bearer token-alice" },
+      body: "{}",
+    });
+    expect(withToken.status).toBe(200);
+  });
+});
