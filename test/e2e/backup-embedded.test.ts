@@ -3,7 +3,7 @@
 // every thread and checkpoint acknowledged before it began; restore refuses a data directory in use or not empty;
 // runs in flight in a backup are taken up again by the next server; a backup of data written by an older release
 // (the upgrade fixture) restores and opens; the control plane's data directory is backed up with its key.
-import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { copyFileSync, existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { afterAll, describe, expect, it } from "vitest";
 import { expectAcknowledged, expectRunsFinish, RunLoad } from "../helpers/backup-load.ts";
@@ -35,6 +35,8 @@ describe("hangar backup of a running embedded server", () => {
     const output = await hangar("backup", "--data-dir", dataDir, "--out", `${out}/`);
     expect(output).toMatch(/backup of .* written to .*load-backup\/hangar\.sqlite/);
     expect(output).toMatch(/20 threads, [\d,]+ runs.*, [\d,]+ checkpoints/);
+    // The backup is one file: nothing beside it (its summary, read from it, left no -wal or -shm).
+    expect(readdirSync(out)).toEqual(["hangar.sqlite"]);
     // The load went on meanwhile; the server is still running: a restore into its data directory is refused.
     const refused = await runHangar(["restore", "--from", out, "--data-dir", dataDir, "--force"]);
     expect(refused.code).toBe(1);

@@ -70,6 +70,9 @@ export async function copyDatabase(
   }
   const check = new Database(partial, { fileMustExist: true });
   try {
+    // A copy stands alone: in rollback-journal mode, reading it (the summary, a look with sqlite3) leaves no -wal and
+    // -shm files beside it. The server that opens it turns WAL on again.
+    check.pragma("journal_mode = DELETE");
     const result = check.pragma("quick_check", { simple: true });
     if (result !== "ok")
       throw new Error(`the copy of ${source} fails SQLite's quick_check: ${String(result)}`);
