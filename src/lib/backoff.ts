@@ -5,7 +5,7 @@ export interface BackoffOptions {
   /** The first pause (ms); each next one doubles, up to `maxMs`. */
   firstMs: number;
   maxMs: number;
-  /** How long after the first failure to keep trying (ms); past it, the last error is thrown. */
+  /** How long after the first failure to keep trying (ms): a last try at its end, then the last error is thrown. */
   patienceMs: number;
   /** Whether a failure is worth waiting out; any other is thrown at once. */
   retry: (e: unknown) => boolean;
@@ -21,9 +21,12 @@ export async function withBackoff<T>(fn: () => Promise<T>, opts: BackoffOptions)
       return await fn();
     } catch (e) {
       deadline ??= Date.now() + opts.patienceMs;
-      if (!opts.retry(e) || Date.now() + delay > deadline) throw e;
-      opts.onRetry?.(e, delay);
-      await new Promise((r) => setTimeout(r, delay));
+      const left = deadline - Date.now();
+      if (!opts.retry(e) || left <= 0) throw e;
+      // The patience is spent whole: the last pause ends at it, for one more try.
+      const pause = Math.min(delay, left);
+      opts.onRetry?.(e, pause);
+      await new Promise((r) => setTimeout(r, pause));
     }
   }
 }

@@ -1,5 +1,5 @@
 // lib/backoff.ts: tries again with doubling pauses while a failure is retryable, within a patience.
-import { describe, expect, it } from "vitest";
+import { describe, expect, it, vi } from "vitest";
 import { withBackoff } from "../../src/lib/backoff.ts";
 
 class Transient extends Error {}
@@ -47,8 +47,31 @@ describe("withBackoff", () => {
     await expect(
       withBackoff(op, { firstMs: 5, maxMs: 5, patienceMs: 12, retry: retryTransient }),
     ).rejects.toThrow(/^failure \d+$/);
-    // A pause that would end past the patience is not taken: a few tries, not a hundred.
+    // No pause ends past the patience: a few tries, not a hundred.
     expect(op.calls).toBeGreaterThan(1);
     expect(op.calls).toBeLessThan(100);
+  });
+
+  it("spends the whole patience: the last pause is cut to end at it, then one more try", async () => {
+    vi.useFakeTimers();
+    try {
+      const op = failing(Array.from({ length: 100 }, (_, i) => new Transient(`failure ${i + 1}`)));
+      const pauses: number[] = [];
+      const done = withBackoff(op, {
+        firstMs: 500,
+        maxMs: 5_000,
+        patienceMs: 10_000,
+        retry: retryTransient,
+        onRetry: (_e, ms) => pauses.push(ms),
+      });
+      const failed = expect(done).rejects.toThrow("failure 6");
+      await vi.runAllTimersAsync();
+      await failed;
+      // Tries at 0, 0.5, 1.5, 3.5, 7.5 and 10 s: the last one at the patience, not 2.5 s before it.
+      expect(pauses).toEqual([500, 1_000, 2_000, 4_000, 2_500]);
+      expect(op.calls).toBe(6);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 });
