@@ -109,6 +109,34 @@ describe("graph threads", () => {
     expect(values.log).toEqual(["y:0"]);
   });
 
+  it("what a run sent before a node spins reaches its stream while the node spins", async () => {
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const gate = scratch.gate();
+    const marker = scratch.marker();
+    const stream = client.runs.stream(thread_id, "steps", {
+      input: job({ label: "p", steps: 2, spin_at: 1, gate_file: gate.file, marker_file: marker }),
+      streamMode: ["updates"],
+    });
+    const seen: string[] = [];
+    try {
+      for await (const chunk of stream) {
+        if (chunk.event !== "updates") continue;
+        const [node, update] = Object.entries(chunk.data as Record<string, { log?: string[] }>)[0];
+        seen.push(`${node}:${update?.log?.join(",") ?? ""}`);
+        // Step 0's update arrives while step 1 spins (it started, and the gate is still closed).
+        if (node === "step" && update?.log?.[0] === "p:0") {
+          await waitFor("step 1 to spin", () => markerLines(marker).includes("start p:1"));
+          expect(markerLines(marker)).not.toContain("done p:1");
+          gate.open();
+        }
+      }
+    } finally {
+      gate.open();
+    }
+    expect(seen).toEqual(["begin:", "step:p:0", "step:p:1"]);
+  });
+
   it("a streamed run's events come from its graph thread whole and in order", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();

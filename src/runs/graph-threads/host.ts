@@ -34,48 +34,44 @@ export interface HostData {
 const port = parentPort!;
 const data = workerData as HostData;
 /**
- * What this thread's turn of its event loop has to tell the API thread, sent at the turn's end in one message: each
- * message wakes the API thread, and the events it handles in one turn go out to the broker together (Redis: one
- * script call per turn). Run events, in order; and whether checkpoints were committed (PostgreSQL: asynchronously,
- * several per run; the API thread's sync() then flushes the WAL past them).
+ * Whether checkpoints were committed since the last message (PostgreSQL: asynchronously, several per run; the API
+ * thread's sync() then flushes the WAL past them): told with the next message, or at the end of this turn of the
+ * event loop, rather than in a message per commit, each waking the API thread.
  */
-let outbox: Array<[id: number, event: string, json: string]> = [];
-let outboxBytes = 0;
 let wrote = false;
-let scheduled = false;
-/** A batch this large goes at once (a run that emits much without yielding to the event loop). */
-const OUTBOX_FLUSH_BYTES = 256 * 1024;
+let telling = false;
 
-function flush(): void {
-  if (!outbox.length && !wrote) return;
-  const m: FromHost = { t: "batch", events: outbox, wrote };
-  outbox = [];
-  outboxBytes = 0;
-  wrote = false;
-  port.postMessage(m);
-}
-
-function flushLater(): void {
-  if (scheduled) return;
-  scheduled = true;
+function tellWroteLater(): void {
+  if (telling) return;
+  telling = true;
   setImmediate(() => {
-    scheduled = false;
-    flush();
+    telling = false;
+    post({ t: "batch", events: [], wrote: false });
   });
 }
 
-/** Posts a message, after what this turn queued before it (order is kept). */
+/** Posts a message, telling a pending "checkpoints committed" with it or before it (a run's end after its writes). */
 const post = (m: FromHost) => {
-  flush();
+  if (m.t === "batch") {
+    const batch = { ...m, wrote: m.wrote || wrote };
+    wrote = false;
+    if (batch.events.length || batch.wrote) port.postMessage(batch);
+    return;
+  }
+  if (wrote) {
+    wrote = false;
+    port.postMessage({ t: "batch", events: [], wrote: true } satisfies FromHost);
+  }
   port.postMessage(m);
 };
 
-/** Queues a run's event (see outbox). */
+/**
+ * Posts a run's event at once. (Held to the end of the turn, events would batch into fewer messages and Redis calls,
+ * but a node that computes synchronously right after another node's events would hold them until it yields: a
+ * client would not see the steps before it while it runs.)
+ */
 function emitEvent(id: number, event: string, json: string): void {
-  outbox.push([id, event, json]);
-  outboxBytes += json.length;
-  if (outboxBytes >= OUTBOX_FLUSH_BYTES) flush();
-  else flushLater();
+  post({ t: "batch", events: [[id, event, json]], wrote: false });
 }
 
 /** This thread's log lines go to the API thread's logger (as JSON lines it parses and logs again). */
@@ -131,7 +127,7 @@ async function open(beforeProject: () => Promise<void>): Promise<{
     storeIndex: index,
     wrote: () => {
       wrote = true;
-      flushLater();
+      tellWroteLater();
     },
     cipher,
   });

@@ -14,8 +14,8 @@ export type FromHost =
   /** The graphs could not be loaded on this thread. */
   | { t: "failed"; message: string }
   /**
-   * A turn's run events, in order ([run, event name, data as JSON text]); `wrote`: PostgreSQL checkpoints were
-   * committed (the API thread's sync() then flushes the WAL).
+   * Run events, in order ([run, event name, data as JSON text]); `wrote`: PostgreSQL checkpoints were committed (the
+   * API thread's sync() then flushes the WAL).
    */
   | { t: "batch"; events: Array<[id: number, event: string, json: string]>; wrote: boolean }
   | {
