@@ -3,7 +3,7 @@
 // `deploy logs`, `deploy delete` and `deploy revisions list`. Errors are one sentence and an exit code
 // (see EXIT in ./deploy/client.ts), never a stack trace; `--json` prints JSON lines for scripts.
 import { existsSync } from "node:fs";
-import { basename, join, resolve } from "node:path";
+import { basename, isAbsolute, join, relative, resolve, sep } from "node:path";
 import { createInterface } from "node:readline/promises";
 import { loadSettings, SettingsError, type Env } from "../lib/settings.js";
 import { ConfigError, loadProjectConfig, readEnvFile, type ProjectConfig } from "../lib/settings/project.js";
@@ -319,6 +319,16 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
       EXIT.usage,
     );
   }
+  // The project is the directory packed (--dir, default the working directory): its langgraph.json must be inside,
+  // or the build would only find out after the deployment was made.
+  const inside = relative(root, configPath);
+  if (inside.startsWith("..") || isAbsolute(inside)) {
+    throw new DeployError(
+      `--config ${opts.config} is outside the directory deployed (${root}): run \`hangar deploy\` in the project's ` +
+        `directory, or give it as --dir.`,
+      EXIT.usage,
+    );
+  }
   const project = loadProject(configPath);
   for (const w of project.warnings) out.warn(w);
   const name = opts.name ?? normalizeName(basename(root));
@@ -331,7 +341,7 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
   if (!(timeout > 0)) throw new DeployError(`--timeout must be a positive number of seconds.`, EXIT.usage);
   const api = connect(opts, root);
   const secrets = collectSecrets(project, root);
-  const configRel = opts.config.replace(/^\.\//, "");
+  const configRel = inside.split(sep).join("/");
 
   const existing = await findByName(api, name);
   if (existing) {

@@ -264,7 +264,7 @@ describe("hangar deploy", () => {
       });
     });
     // Independent commands: run at once.
-    const [wrong, noKey, noConfig, down, json, unknown] = await Promise.all([
+    const [wrong, noKey, noConfig, down, json, unknown, outside] = await Promise.all([
       // the .env key is not used when the environment has one
       deploy([], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } }),
       deploy(["list"], { cwd: bare, env: { HANGAR_HOST_URL: cp.url } }),
@@ -272,6 +272,11 @@ describe("hangar deploy", () => {
       deploy(["list"], { env: { HANGAR_HOST_URL: `http://127.0.0.1:${port}`, HANGAR_API_KEY: KEY } }),
       deploy(["--json"], { env: { HANGAR_HOST_URL: cp.url, HANGAR_API_KEY: "wrong" } }),
       deploy(["logs", "--name", "no-such-deployment"], { env: withKey() }),
+      // a langgraph.json outside the directory deployed: refused before anything is uploaded or made
+      deploy(["--config", join(project, "langgraph.json"), "--name", "outside-config"], {
+        cwd: empty,
+        env: withKey(),
+      }),
     ]);
 
     expect(wrong.code).toBe(3);
@@ -298,6 +303,11 @@ describe("hangar deploy", () => {
 
     expect(unknown.code).toBe(2);
     expect(unknown.stderr).toMatch(/No deployment named 'no-such-deployment'/);
+
+    expect(outside.code).toBe(2);
+    expect(outside.stderr).toMatch(/--config .*langgraph\.json is outside the directory deployed/);
+    const listed = await deploy(["list", "--json"], { env: withKey() });
+    expect(listed.stdout).not.toContain("outside-config");
   });
 
   it("an organization on the free plan cannot deploy from the CLI: 403, and the CLI says what is needed", async () => {

@@ -138,9 +138,10 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
       slow: `${workdir}/src/slow.ts:graph`,
     });
     expect(cfg.Healthcheck.Test.join(" ")).toContain("/ok");
-    const listing = await shellIn(TAG, "id -u; stat -c %U /data; ls -A; hangar --version");
-    const [uid, owner, ...rest] = listing.split("\n");
+    const listing = await shellIn(TAG, "id -u; id -g; stat -c %U /data; ls -A; hangar --version");
+    const [uid, gid, owner, ...rest] = listing.split("\n");
     expect(uid).toBe("10001");
+    expect(gid).toBe("10001");
     expect(owner).toBe("hangar");
     expect(rest).toEqual(expect.arrayContaining(["langgraph.json", "src", "package.json", "node_modules"]));
     for (const never of [".env", ".hangar", ".hangar-docker"]) expect(rest).not.toContain(never);
@@ -226,6 +227,16 @@ describe.skipIf(skip)("hangar build: the example project's image", () => {
       true,
     );
     expect(await logs(worker)).not.toContain("resumes from its last checkpoint");
+  });
+
+  it("its health check follows a --port given after the image's name", async () => {
+    const port = await freePort();
+    const name = await container("port", [], ["--port", String(port), "--host", "127.0.0.1"]);
+    await up(name, `http://127.0.0.1:${port}`);
+    await waitFor(
+      `${name} healthy`,
+      async () => (await docker(["inspect", "-f", "{{.State.Health.Status}}", name])) === "healthy",
+    );
   });
 
   it("runs the migrations alone (`serve --migrate-only`), for a Kubernetes Job", async (ctx) => {

@@ -54,11 +54,18 @@ function manifests(pkg: PackageDir): string[] {
 /** JSON array of a Dockerfile's exec form. */
 const execForm = (args: string[]) => JSON.stringify(args).replace(/","/g, '", "');
 
-/** The HEALTHCHECK probe: Hangar's health route on the port the server listens on (Node's own fetch). */
+/**
+ * The HEALTHCHECK probe: Hangar's health route on the port the server listens on (Node's own fetch): a `--port`
+ * given after the image's name (read from the command line of the container's first process, the entry point),
+ * else PORT, else the image's port.
+ */
 const HEALTH_PROBE =
-  "fetch('http://127.0.0.1:'+(process.env.PORT||" +
+  "let a=[];try{a=require('fs').readFileSync('/proc/1/cmdline','utf8').split('\\0')}catch{}" +
+  "const i=a.findIndex(x=>x==='--port'||x.startsWith('--port='));" +
+  "const p=i<0?process.env.PORT||" +
   IMAGE_PORT +
-  ")+'/ok').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
+  ":a[i].startsWith('--port=')?a[i].slice(7):a[i+1];" +
+  "fetch('http://127.0.0.1:'+p+'/ok').then(r=>process.exit(r.ok?0:1),()=>process.exit(1))";
 
 /** The build stage's lines that install Hangar in HANGAR_HOME, from the package in .hangar-docker/. */
 function hangarInstall(o: DockerfileOptions): string[] {
@@ -87,7 +94,8 @@ function hangarInstall(o: DockerfileOptions): string[] {
 function runtimeWithHangar(): string[] {
   return [
     "RUN if command -v useradd >/dev/null; then \\",
-    `      useradd --system --uid ${IMAGE_UID} --user-group --create-home --home-dir /home/hangar --shell /usr/sbin/nologin hangar; \\`,
+    `      groupadd --system --gid ${IMAGE_UID} hangar \\`,
+    `      && useradd --system --uid ${IMAGE_UID} --gid hangar --create-home --home-dir /home/hangar --shell /usr/sbin/nologin hangar; \\`,
     `    else addgroup -S -g ${IMAGE_UID} hangar && adduser -S -D -u ${IMAGE_UID} -G hangar -h /home/hangar hangar; fi \\`,
     `    && mkdir -p ${DATA_DIR} && chown hangar:hangar ${DATA_DIR}`,
     `COPY --from=build ${HANGAR_HOME} ${HANGAR_HOME}`,
