@@ -177,10 +177,10 @@ export async function executeRun(
       // Protocol v2: LangGraph's protocol events, each logged as one `protocol` event.
       const normalizer = new ProtocolNormalizer(graphName);
       for await (const ev of await protocolEvents(graph, input, options, runId)) {
+        const values = rootValues(ev);
+        if (values !== undefined) lastValues = values;
         for (const out of normalizer.normalize(ev)) {
           if (out.method === "tasks") tasks.see(out.params.namespace, out.params.data as any);
-          const values = rootValues(out);
-          if (values !== undefined) lastValues = values;
           emit(PROTOCOL_EVENT, out);
         }
       }

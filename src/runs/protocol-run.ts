@@ -39,10 +39,11 @@ const officialState = (await import(
 
 /**
  * What a raw event becomes, as the official server shapes it: the root graph's lifecycle named by the run's graph
- * (LangGraph names it "root"); an update's data the node's values alone (the node is `params.node`), normalized as
- * the official server does; message events without `params.node`; an interrupt (an `__interrupt__` update, or a
- * values event carrying `__interrupt__`) an `input.requested` event, once per interrupt, and never an update or a
- * value of its own.
+ * (LangGraph names it "root"); an update's data the node's values alone (the node is `params.node`), and a values
+ * event's state, normalized as the official server does (messages as `{type, content, id}` and only what else is
+ * set, whatever form LangChain left them in); message events without `params.node`; an interrupt (an `__interrupt__`
+ * update, or a values event carrying `__interrupt__`) an `input.requested` event, once per interrupt, and never an
+ * update or a value of its own.
  */
 export class ProtocolNormalizer {
   /** Interrupts announced already (a values event repeats them). */
@@ -75,10 +76,14 @@ export class ProtocolNormalizer {
     const { method, params } = ev;
     const data =
       params.data && typeof params.data === "object" ? (params.data as Record<string, unknown>) : null;
-    if (method === "values" && data && INTERRUPT_KEY in data) {
+    if (method === "values" && data) {
       const { [INTERRUPT_KEY]: raw, ...values } = data;
       const out: ProtocolEvent[] = this.inputRequests(ev, raw);
-      if (Object.keys(values).length) out.unshift({ ...ev, params: { ...params, data: values } });
+      // An empty state is not sent (as the official server does).
+      if (Object.keys(values).length) {
+        const state = officialState.normalizeProtocolStatePayload(toPlain(values));
+        out.unshift({ ...ev, params: { ...params, data: state } });
+      }
       return out;
     }
     if (method === "updates" && data && "values" in data) {
@@ -99,9 +104,16 @@ export class ProtocolNormalizer {
   }
 }
 
-/** The root graph's last values in a run's events (what the run's outcome records). */
+/**
+ * The root graph's values in a raw event (what the run's outcome records, as LangGraph has them: not normalized for
+ * the protocol), without a pending interrupt; undefined for any other event, or one that carries only an interrupt.
+ */
 export function rootValues(ev: ProtocolEvent): unknown {
-  return ev.method === "values" && ev.params.namespace.length === 0 ? ev.params.data : undefined;
+  if (ev.method !== "values" || ev.params.namespace.length !== 0) return undefined;
+  const data = ev.params.data;
+  if (!data || typeof data !== "object" || !(INTERRUPT_KEY in data)) return data;
+  const { [INTERRUPT_KEY]: _raw, ...values } = data as Record<string, unknown>;
+  return Object.keys(values).length ? values : undefined;
 }
 
 /** LangGraph's protocol event stream of a run. */

@@ -154,6 +154,22 @@ describe("protocol v2 over HTTP", () => {
     expect(new Set(everything.data().map((e) => e.method))).toEqual(
       new Set(["lifecycle", "values", "messages", "updates", "tasks", "checkpoints"]),
     );
+    // A values event's messages as the official server normalizes them: type, content (an AI message's as content
+    // blocks), id, and only what else is set (never LangChain's empty defaults, whichever form the state held them in).
+    const values = everything.data().filter((e) => e.method === "values");
+    expect(values.at(-1).params.data.messages).toEqual([
+      { type: "human", content: "hi", id: expect.any(String) },
+      {
+        type: "ai",
+        content: [{ type: "text", text: expect.stringContaining("fake model") }],
+        id: expect.any(String),
+        response_metadata: expect.objectContaining({ finish_reason: "stop" }),
+      },
+    ]);
+    for (const e of values)
+      for (const m of e.params.data.messages)
+        for (const key of ["additional_kwargs", "tool_calls", "invalid_tool_calls", "content_blocks"])
+          expect(m).not.toHaveProperty(key);
     // The v1 thread stream replays the thread's events without these.
     const ac = new AbortController();
     const v1 = await fetch(`${hangar.server.url}/threads/${threadId}/stream`, {

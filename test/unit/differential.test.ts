@@ -187,6 +187,7 @@ describe("comparing", () => {
     const accepted: Accepted[] = [
       { scenario: "*", path: "**/extra", only: "hangar", reason: "production-server", why: "x" },
       { scenario: "s", path: "never", reason: "dev-server-defect", why: "x" },
+      { scenario: "s", path: "sometimes", intermittent: true, reason: "dev-server-defect", why: "x" },
     ];
     const pending: Pending[] = [{ scenario: "s", path: "a/value", issue: "a", why: "x" }];
     const differences = [
@@ -199,6 +200,7 @@ describe("comparing", () => {
     expect(verdict.pending.map((x) => x.difference.path)).toEqual(["a/value"]);
     // Only Hangar may have the field: the official server having it alone is not covered.
     expect(verdict.unexpected.map((x) => x.path)).toEqual(["b/extra"]);
+    // An entry not seen is stale, unless the dev server shows it in some runs only.
     expect(stale([verdict], ["s"], { wildcards: true, lists: { accepted, pending } })).toEqual([accepted[1]]);
   });
 

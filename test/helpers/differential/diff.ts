@@ -145,7 +145,10 @@ export function stale(
   const lists = opts.lists ?? { accepted: ACCEPTED, pending: PENDING };
   const used = new Set<Match>(verdicts.flatMap((v) => [...v.accepted, ...v.pending].map((x) => x.entry)));
   return [...lists.accepted, ...lists.pending].filter(
-    (e) => (e.scenario === "*" ? opts.wildcards : scenarios.includes(e.scenario)) && !used.has(e),
+    (e) =>
+      (e.scenario === "*" ? opts.wildcards : scenarios.includes(e.scenario)) &&
+      !used.has(e) &&
+      !e.intermittent,
   );
 }
 

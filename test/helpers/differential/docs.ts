@@ -8,7 +8,8 @@ const where = (e: Accepted) => {
   const side = e.only ? `, only ${e.only === "hangar" ? "Hangar" : "the dev server"} has it` : "";
   const whose = e.only ? "" : "Hangar: ";
   const value = e.value !== undefined ? ` (${whose}\`${JSON.stringify(e.value)}\`)` : "";
-  return `\`${e.scenario}\` at \`${e.path}\`${side}${value}`;
+  const some = e.intermittent ? ", in some runs of the dev server" : "";
+  return `\`${e.scenario}\` at \`${e.path}\`${side}${value}${some}`;
 };
 
 /** The section, from its title to its last line (with a final newline). */

@@ -2,7 +2,7 @@
 // their field name only (MASKED, the one list of masked fields), ids consistently (the same id gets the same
 // placeholder everywhere in a transcript, so which value refers to which is still compared), object keys sorted,
 // the members of JSON Schema unions (`anyOf`, `oneOf`) sorted (UNORDERED), and the TypeScript checker's symbol ids
-// in schema property names masked (SYMBOL); a LangChain message's empty default fields are left out (EMPTY_DEFAULTS).
+// in schema property names masked (SYMBOL).
 
 /**
  * How the value of a masked field is replaced:
@@ -17,23 +17,6 @@
  *   `<value>` (null stays null, so its presence is still compared).
  */
 export type Mask = "id" | "id-map" | "id-keys" | "ids-in" | "time" | "value";
-
-/**
- * A LangChain message's fields whose empty value is its default: a message built from a client's dict lacks them, the
- * same message read back (from a checkpoint, or after LangChain serialized it) has them empty, and the SDK takes
- * both alike. Hangar's protocol `values` events on PostgreSQL carried them empty in about one CI run in four (the
- * official server's never do; why is not known yet: see issue 26's note), so an empty one is left out on both sides.
- */
-const EMPTY_DEFAULTS = new Set([
-  "additional_kwargs",
-  "response_metadata",
-  "tool_calls",
-  "invalid_tool_calls",
-]);
-
-const emptyDefault = (k: string, v: unknown) =>
-  EMPTY_DEFAULTS.has(k) &&
-  ((Array.isArray(v) && v.length === 0) || (!!v && typeof v === "object" && Object.keys(v).length === 0));
 
 /** Every masked field name, and how. Any field not named here is compared as it is. */
 export const MASKED: Readonly<Record<string, Mask>> = {
@@ -180,7 +163,7 @@ function visit(transcript: unknown, seen: (id: string, path: string) => string):
       const entries = path.length === 0 ? Object.entries(v) : sorted(v);
       return Object.fromEntries(
         entries
-          .filter(([k, x]) => x !== undefined && !emptyDefault(k, x))
+          .filter(([, x]) => x !== undefined)
           .map(([k, x]) => {
             const mask = Object.hasOwn(MASKED, k) ? MASKED[k] : undefined;
             if (mask && x !== null) return [k, masked(x, mask, [...path, k])];
