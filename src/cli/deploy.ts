@@ -431,12 +431,14 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
     return 0;
   }
   await follow(api, out, deployment, revisionId, timeout * 1000);
-  out.info(listener ? `Deployed '${name}' ${where}` : `Deployed '${name}': ${url}`, {
-    event: "deployed",
-    deployment_id: deployment.id,
-    revision_id: revisionId,
-    url,
-  });
+  // A listener's cluster reports the address it serves the deployment at (its Service) once it rolled it out.
+  const served = listener
+    ? (await api.get<Deployment>(`/v2/deployments/${deployment.id}`)).source_config.custom_url
+    : url;
+  const line = listener
+    ? `Deployed '${name}' ${where}${served ? `: ${served}` : ""}`
+    : `Deployed '${name}': ${url}`;
+  out.info(line, { event: "deployed", deployment_id: deployment.id, revision_id: revisionId, url: served });
   return 0;
 }
 

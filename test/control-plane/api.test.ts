@@ -773,6 +773,8 @@ describe("listener deployments, the listener side and logs", () => {
     expect(created.status).toBe(201);
     const d = created.body;
     expect(d.secrets).toEqual([{ name: "TOKEN", value: "********" }]);
+    // The control plane does not serve a listener's deployment: no URL until the listener reports its cluster's.
+    expect(d.source_config.custom_url).toBeNull();
 
     // A listener with deployments cannot be deleted.
     expect((await a.del(`/v2/listeners/${listener.id}`)).status).toBe(409);
@@ -803,6 +805,20 @@ describe("listener deployments, the listener side and logs", () => {
       { name: "MORE", value: "m" },
     ]);
     const rev = patched.body.latest_revision_id;
+
+    // The listener's switch names the address its cluster serves the deployment at: the deployment's URL, unless
+    // its user gave one; a bad URL is refused.
+    const inCluster = `http://hangar-x-api.agents.svc.cluster.local:8000`;
+    const switched = await a.patch(`/v2/listeners/${listener.id}/assignments/${d.id}`, { url: inCluster });
+    expect(switched.status).toBe(200);
+    expect((await a.get(`/v2/deployments/${d.id}`)).body.source_config.custom_url).toBe(inCluster);
+    await a.patch(`/v2/listeners/${listener.id}/assignments/${custom.body.id}`, { url: inCluster });
+    expect((await a.get(`/v2/deployments/${custom.body.id}`)).body.source_config.custom_url).toBe(
+      "https://agents.example.com/one",
+    );
+    const badUrl = await a.patch(`/v2/listeners/${listener.id}/assignments/${d.id}`, { url: "file:///etc" });
+    expect(badUrl.status).toBe(422);
+    expect(badUrl.body.detail[0]).toMatchObject({ loc: ["body", "url"], msg: "must be an http(s) URL" });
 
     // The listener reports: status, then logs.
     const st = await a.post(`/v2/listeners/${listener.id}/revisions/${rev}/status`, { status: "DEPLOYED" });

@@ -103,6 +103,10 @@ describe("renderRevision", () => {
     expect(dep.spec.template.metadata.labels[LABELS.revisionId]).toBe(r.id);
     expect(dep.spec.selector.matchLabels[LABELS.revisionId]).toBeUndefined();
     const [c] = dep.spec.template.spec.containers;
+    // No capability, no privilege escalation, the runtime's seccomp profile, no service account token.
+    expect(c.securityContext).toEqual({ allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } });
+    expect(dep.spec.template.spec.securityContext).toEqual({ seccompProfile: { type: "RuntimeDefault" } });
+    expect(dep.spec.template.spec.automountServiceAccountToken).toBe(false);
     expect(c.image).toBe("registry.example.com/agents/my-agent:1.2.3");
     expect([...c.command, ...c.args]).toEqual([
       "hangar",
@@ -607,12 +611,13 @@ describe("hangar listener", () => {
       ],
     ]);
     expect(failures).toHaveLength(3);
-    // The switch: the deployment's active revision and status, as the local reconciler sets them.
+    // The switch: the deployment's active revision and status, as the local reconciler sets them, and the address
+    // its Service gives it (the control plane's router does not serve a listener's deployments).
     expect(cp.requests.filter((r) => r.method === "PATCH")).toEqual([
       {
         method: "PATCH",
         path: `/v2/listeners/${cp.listenerId}/assignments/${good.id}`,
-        body: { active_revision_id: goodRev.id, status: "READY" },
+        body: { active_revision_id: goodRev.id, status: "READY", url: serviceUrl(good.id, "agents") },
       },
     ]);
     expect(cp.requests.filter((r) => r.method === "DELETE").map((r) => r.path)).toEqual([

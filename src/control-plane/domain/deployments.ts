@@ -271,8 +271,10 @@ export async function createDeployment(
 
   const id = randomUUID();
   sc.deployment_type = sc.deployment_type ?? "dev";
-  if (body.source !== "external_docker" || !sc.custom_url)
-    sc.custom_url = `${ctx.publicUrl()}/deployments/${id}`;
+  // Served by this control plane: its router's URL; by a listener's cluster: the address the listener reports once
+  // it has rolled the deployment out (null until then); an external_docker deployment may name its own either way.
+  const ownUrl = body.source === "external_docker" && !!sc.custom_url;
+  if (!ownUrl) sc.custom_url = sc.listener_id ? null : `${ctx.publicUrl()}/deployments/${id}`;
   let undo = () => {};
   if (body.source === "internal_source" && !awaiting) {
     const adopted = await adoptTarball(ctx, tenantId, id, src.source_tarball_path!);

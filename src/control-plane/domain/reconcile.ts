@@ -45,17 +45,27 @@ export interface ReconcileSource {
   ): Promise<void>;
   /** Marks the revisions that have not started (CREATING, QUEUED, AWAITING_BUILD), but one, SKIPPED. */
   skipPendingRevisions(deploymentId: string, exceptRevisionId: string): Promise<void>;
-  updateDeployment(
-    id: string,
-    patch: { active_revision_id?: string; status?: DeploymentStatus },
-  ): Promise<void>;
+  updateDeployment(id: string, patch: DeploymentPatch): Promise<void>;
   /** A deleted deployment's objects and data are gone: its records go. */
   purge(deploymentId: string): Promise<void>;
   appendLogs(lines: LogLine[]): Promise<void>;
 }
 
+/** What the reconciler changes on a deployment. */
+export interface DeploymentPatch {
+  active_revision_id?: string;
+  status?: DeploymentStatus;
+  /** Where clients reach the deployment, when they reach its Agent Server directly (`Routes.direct`). */
+  address?: string;
+}
+
 /** Where a deployment's URL points (the control plane's `DeploymentRouter`). */
 export interface Routes {
+  /**
+   * Whether clients reach a deployment at its target's URL itself (a Kubernetes Service), rather than at the control
+   * plane's `/deployments/<id>` (its router): the target's URL is then the deployment's address to publish.
+   */
+  readonly direct: boolean;
   setTarget(deploymentId: string, url: string | null): void;
   target(deploymentId: string): string | null;
   /** Waits until no request is in flight to `url`, or `timeoutMs` passed; true when drained. */
@@ -72,6 +82,7 @@ export interface DeploymentRoutes extends Routes {
 
 /** Routes of a target whose deployments keep one address whatever revision serves (a Kubernetes Service). */
 export class StableAddress implements Routes {
+  readonly direct = true;
   private targets = new Map<string, string>();
   setTarget(deploymentId: string, url: string | null): void {
     if (url) this.targets.set(deploymentId, url);
@@ -175,7 +186,9 @@ export function storeSource(store: CpStore, listenerId: string | null): Reconcil
     setRevisionStatus: (_d, revisionId, status, message) =>
       store.setRevisionStatus(revisionId, status, message),
     skipPendingRevisions: async (id, except) => void (await store.skipPendingRevisions(id, except)),
-    updateDeployment: async (id, patch) => void (await store.updateDeployment(id, patch)),
+    // The control plane's own deployments are reached through its router: their custom_url is set at creation.
+    updateDeployment: async (id, { address: _address, ...patch }) =>
+      void (await store.updateDeployment(id, patch)),
     purge: (id) => store.purgeDeployment(id),
     appendLogs: (lines) => store.appendLogs(lines),
   };
@@ -523,7 +536,11 @@ export class Reconciler {
           await runtime.stop(d.id, old.revisionId);
         }
         await runtime.takeOver(inst);
-        await source.updateDeployment(d.id, { active_revision_id: r.id, status: "READY" });
+        await source.updateDeployment(d.id, {
+          active_revision_id: r.id,
+          status: "READY",
+          ...(router.direct ? { address: inst.url } : {}),
+        });
         dlog("INFO", `Revision ${r.id} deployed`);
         await this.o.logs.flush();
         await source.setRevisionStatus(d.id, r.id, "DEPLOYED");

@@ -66,6 +66,7 @@ export function isInternalPath(rawPath: string): boolean {
 }
 
 export class DeploymentRouter implements DeploymentRoutes {
+  readonly direct = false;
   private targets = new Map<string, string>();
   /** Requests in flight per target URL. */
   private inflight = new Map<string, number>();

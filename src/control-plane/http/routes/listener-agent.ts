@@ -98,20 +98,24 @@ export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
           params: S.ListenerDeploymentParams,
           body: S.AssignmentPatch,
           description:
-            "The listener switched the deployment: its active revision (the one serving) and status.",
+            "The listener switched the deployment: its active revision (the one serving), status, and the URL its cluster serves it at (the deployment's custom_url when it has none of its own).",
         },
       },
       async (req) => {
         const { listener_id, deployment_id } = req.params;
         const d = (await assigned(tenantOf(req), listener_id)).find((x) => x.id === deployment_id);
         if (!d) throw deploymentNotFound(deployment_id);
-        const { active_revision_id, status } = req.body;
+        const { active_revision_id, status, url } = req.body;
         if (active_revision_id && !(await store.getRevision(d.id, active_revision_id))) {
           throw revisionNotFound(active_revision_id);
         }
+        // The cluster's address becomes the deployment's URL, unless it has one of its own (an external_docker
+        // deployment's, given by its user).
+        const address = url && !d.source_config.custom_url ? url : undefined;
         const updated = await store.updateDeployment(d.id, {
           ...(active_revision_id ? { active_revision_id } : {}),
           ...(status ? { status } : {}),
+          ...(address ? { source_config: { ...d.source_config, custom_url: address } } : {}),
         });
         return assignmentOut(ctx, updated);
       },

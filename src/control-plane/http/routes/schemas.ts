@@ -157,6 +157,12 @@ export const RevisionStatusReport = z.object({
 export const AssignmentPatch = z.object({
   active_revision_id: uuid().optional(),
   status: z.enum(DEPLOYMENT_STATUSES).optional(),
+  /** Where the listener's cluster serves the deployment (its Service): its custom_url when it has none of its own. */
+  url: z
+    .string()
+    .max(2048)
+    .regex(/^https?:\/\/[^\s]+$/, "must be an http(s) URL")
+    .optional(),
 });
 
 export const LogReport = z.object({

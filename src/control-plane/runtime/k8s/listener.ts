@@ -8,6 +8,7 @@ import { PENDING_REVISION_STATUSES } from "../../domain/types.js";
 import {
   Reconciler,
   StableAddress,
+  type DeploymentPatch,
   type DeploymentState,
   type ReconcileSource,
 } from "../../domain/reconcile.js";
@@ -82,12 +83,13 @@ export class ControlPlaneClient {
     }
   }
 
-  /** Sets the deployment's active revision (the one serving) and status. */
-  async updateAssignment(
-    deploymentId: string,
-    patch: { active_revision_id?: string; status?: DeploymentStatus },
-  ): Promise<void> {
-    await this.call("PATCH", `/assignments/${deploymentId}`, patch);
+  /** Sets the deployment's active revision (the one serving), status, and the address the cluster gives it. */
+  async updateAssignment(deploymentId: string, patch: DeploymentPatch): Promise<void> {
+    const { address, ...rest } = patch;
+    await this.call("PATCH", `/assignments/${deploymentId}`, {
+      ...rest,
+      ...(address ? { url: address } : {}),
+    });
   }
 
   async reportStatus(revisionId: string, status: RevisionStatus, message?: string | null): Promise<void> {
@@ -217,10 +219,7 @@ export class ListenerSource implements ReconcileSource {
     }
   }
 
-  async updateDeployment(
-    id: string,
-    patch: { active_revision_id?: string; status?: DeploymentStatus },
-  ): Promise<void> {
+  async updateDeployment(id: string, patch: DeploymentPatch): Promise<void> {
     if (this.opts.dryRun) this.patches.set(id, { ...this.patches.get(id), ...patch });
     else await this.client.updateAssignment(id, patch);
   }

@@ -271,6 +271,10 @@ function container(p: PodInput): V1Container {
     readinessProbe: probe({ periodSeconds: 5, failureThreshold: 3 }),
     livenessProbe: probe({ periodSeconds: 10, failureThreshold: 3 }),
     ...(resources ? { resources } : {}),
+    // Nothing Hangar does needs a capability or a privilege (its port is above 1024). The user is the image's own
+    // (`hangar build` makes it uid 10001; an `--image` may have another) and the root file system stays writable,
+    // since a project's graphs may write beside themselves; docs/kubernetes.md's manifests go further.
+    securityContext: { allowPrivilegeEscalation: false, capabilities: { drop: ["ALL"] } },
     ...(mounts.length ? { volumeMounts: mounts } : {}),
   };
 }
@@ -285,6 +289,9 @@ function workload(metadata: V1ObjectMeta, p: PodInput, replicas: number): V1Depl
   const podSpec: V1PodSpec = {
     containers: [container(p), ...(p.spec.sidecars ?? [])],
     terminationGracePeriodSeconds: 30,
+    securityContext: { seccompProfile: { type: "RuntimeDefault" } },
+    // Hangar calls no Kubernetes API: no token in the pods unless the deployment names a service account.
+    automountServiceAccountToken: !!p.spec.serviceAccountName,
     ...(p.spec.initContainers ? { initContainers: p.spec.initContainers } : {}),
     ...(p.spec.serviceAccountName ? { serviceAccountName: p.spec.serviceAccountName } : {}),
     ...(p.spec.imagePullSecrets ? { imagePullSecrets: p.spec.imagePullSecrets } : {}),
