@@ -89,8 +89,23 @@ function connect(opts: CommonOptions, root: string): CpApi {
 export function normalizeName(raw: string): string {
   return raw
     .toLowerCase()
-    .replace(/[^a-z0-9]+/g, "-")
+    .replace(/[^a-z0-9-]+/g, "-")
     .replace(/^-+|-+$/g, "");
+}
+
+/** The deployment's name: `--name` (else the directory's) normalized as the official CLI does, told when changed. */
+function deploymentName(given: string | undefined, root: string, out: Out): string {
+  const name = normalizeName(given ?? basename(root));
+  if (!name) {
+    throw new DeployError(
+      given
+        ? `--name "${given}" has no letter or digit.`
+        : "The project directory's name has no letter or digit: give --name.",
+      EXIT.usage,
+    );
+  }
+  if (given !== undefined && name !== given) out.info(`Deployment name: '${name}' (from '${given}')`);
+  return name;
 }
 
 /** Output: human lines, or JSON lines with `--json`. */
@@ -253,8 +268,7 @@ async function deployImage(opts: DeployOptions, out: Out, root: string): Promise
       EXIT.usage,
     );
   }
-  const name = opts.name ?? normalizeName(basename(root));
-  if (!name) throw new DeployError("The directory's name has no letter or digit: give --name.", EXIT.usage);
+  const name = deploymentName(opts.name, root, out);
   const api = connect(opts, root);
   const configPath = resolve(root, opts.config);
   const secrets = collectSecrets(existsSync(configPath) ? loadProject(configPath) : undefined, root);
@@ -331,9 +345,7 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
   }
   const project = loadProject(configPath);
   for (const w of project.warnings) out.warn(w);
-  const name = opts.name ?? normalizeName(basename(root));
-  if (!name)
-    throw new DeployError("The project directory's name has no letter or digit: give --name.", EXIT.usage);
+  const name = deploymentName(opts.name, root, out);
   if (opts.deploymentType && !["dev", "prod"].includes(opts.deploymentType)) {
     throw new DeployError(`--deployment-type must be dev or prod, not "${opts.deploymentType}".`, EXIT.usage);
   }
@@ -370,7 +382,7 @@ async function runDeploy(opts: DeployOptions, out: Out): Promise<number> {
   const packStart = Date.now();
   const { data, files } = await packProject(root);
   out.info(
-    `Packed ${files.length} files (${(data.length / 1024).toFixed(1)} KiB) from ${root} in ${timeLabel(Date.now() - packStart)}`,
+    `Packed ${files.length} file${files.length === 1 ? "" : "s"} (${(data.length / 1024).toFixed(1)} KiB) from ${root} in ${timeLabel(Date.now() - packStart)}`,
     { event: "packed", files: files.length, bytes: data.length },
   );
   const upload = await api.post<{ upload_url: string; source_tarball_path: string }>(

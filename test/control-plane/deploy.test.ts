@@ -218,13 +218,19 @@ describe("hangar deploy", () => {
     expect(dep.stdout).toMatch(/deployed/);
   });
 
-  it("--name and --deployment-type prod (--no-wait); the type of an existing deployment cannot change", async () => {
+  it("--name (normalized as the official CLI does) and --deployment-type prod (--no-wait); the type of an existing deployment cannot change", async () => {
+    const named = await deploy(["--name", "Chat_Prod", "--deployment-type", "prod", "--no-wait"], {
+      env: withKey(),
+    });
+    expect(named.stdout).toContain("Deployment name: 'chat-prod' (from 'Chat_Prod')");
     const r = await deploy(["--name", "chat-prod", "--deployment-type", "prod", "--no-wait", "--json"], {
       env: withKey(),
     });
     expect(r.code).toBe(0);
+    expect(named.code).toBe(0);
+    // The second run finds the deployment the first made, under the normalized name.
     const events = jsonLines(r.stdout);
-    const created = events.find((e) => e.event === "created");
+    const created = events.find((e) => e.event === "updated");
     expect(events.at(-1)).toMatchObject({ event: "queued", deployment_id: created.deployment_id });
     const d = (await api.get(`/v2/deployments/${created.deployment_id}`)).body;
     expect(d.name).toBe("chat-prod");

@@ -95,7 +95,7 @@ export class CpApi {
     const detail = detailOf(parsed, res.status);
     if (res.status === 401) {
       throw new DeployError(
-        `The control plane at ${this.hostUrl} refused the API key (${detail}): check --api-key, HANGAR_API_KEY or HANGAR_API_KEY in .env.`,
+        `The control plane at ${this.hostUrl} refused the API key (${detail}): check --api-key, or HANGAR_API_KEY in the environment or .env.`,
         EXIT.auth,
       );
     }
