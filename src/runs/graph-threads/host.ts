@@ -46,21 +46,21 @@ function tellWroteLater(): void {
   telling = true;
   setImmediate(() => {
     telling = false;
-    post({ t: "batch", events: [], wrote: false });
+    if (!wrote) return;
+    wrote = false;
+    port.postMessage({ t: "wrote" } satisfies FromHost);
   });
 }
 
-/** Posts a message, telling a pending "checkpoints committed" with it or before it (a run's end after its writes). */
+/**
+ * Posts a message, telling a pending "checkpoints committed" with it (an event) or before it (anything else: a run's
+ * end comes after its writes are counted).
+ */
 const post = (m: FromHost) => {
-  if (m.t === "batch") {
-    const batch = { ...m, wrote: m.wrote || wrote };
-    wrote = false;
-    if (batch.events.length || batch.wrote) port.postMessage(batch);
-    return;
-  }
   if (wrote) {
     wrote = false;
-    port.postMessage({ t: "batch", events: [], wrote: true } satisfies FromHost);
+    if (m.t === "event") m = { ...m, wrote: true };
+    else port.postMessage({ t: "wrote" } satisfies FromHost);
   }
   port.postMessage(m);
 };
@@ -71,7 +71,7 @@ const post = (m: FromHost) => {
  * client would not see the steps before it while it runs.)
  */
 function emitEvent(id: number, event: string, json: string): void {
-  post({ t: "batch", events: [[id, event, json]], wrote: false });
+  post({ t: "event", id, event, json });
 }
 
 /** This thread's log lines go to the API thread's logger (as JSON lines it parses and logs again). */

@@ -131,9 +131,12 @@ class Host {
 
   private onMessage(m: FromHost): void {
     switch (m.t) {
-      case "batch":
-        for (const [id, event, json] of m.events) this.runs.get(id)?.emit(event, new RawJson(json));
+      case "event":
+        this.runs.get(m.id)?.emit(m.event, new RawJson(m.json));
         if (m.wrote && this.opts.backend.kind === "postgres") this.opts.backend.wrote();
+        return;
+      case "wrote":
+        if (this.opts.backend.kind === "postgres") this.opts.backend.wrote();
         return;
       case "done":
         this.settle(m.id, {

@@ -14,10 +14,11 @@ export type FromHost =
   /** The graphs could not be loaded on this thread. */
   | { t: "failed"; message: string }
   /**
-   * Run events, in order ([run, event name, data as JSON text]); `wrote`: PostgreSQL checkpoints were committed (the
-   * API thread's sync() then flushes the WAL).
+   * A run's event (its data as JSON text); `wrote`: PostgreSQL checkpoints were committed before it (the API
+   * thread's sync() then flushes the WAL), as a `wrote` message says alone.
    */
-  | { t: "batch"; events: Array<[id: number, event: string, json: string]>; wrote: boolean }
+  | { t: "event"; id: number; event: string; json: string; wrote?: true }
+  | { t: "wrote" }
   | {
       t: "done";
       id: number;
