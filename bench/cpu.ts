@@ -89,7 +89,7 @@ import {
 } from "./servers.ts";
 
 /** Every target of this bench, in report order, and the default selection. */
-type CpuTarget = TargetName | "inprocess" | "executor";
+type CpuTarget = TargetName | "inprocess" | "inprocess-stream" | "executor";
 const CPU_TARGETS: readonly CpuTarget[] = [
   "hangar",
   "hangar-aes",
@@ -98,6 +98,7 @@ const CPU_TARGETS: readonly CpuTarget[] = [
   "pg2",
   "peer",
   "inprocess",
+  "inprocess-stream",
   "executor",
 ];
 const DEFAULT_TARGETS: CpuTarget[] = ["hangar", "pg1", "peer", "inprocess"];
@@ -920,7 +921,7 @@ async function runPhase(run: PhaseRun): Promise<PhaseResult> {
     cpuMs: d.cpu,
     serverMsPerOp,
     totalMsPerOp: Object.values(cpuMsPerOp).reduce((s, v) => s + v, 0),
-    clientMsPerOp: target === "inprocess" ? undefined : d.clientMs / done,
+    clientMsPerOp: target in IN_PROCESS ? undefined : d.clientMs / done,
     pgBackendsMsPerOp: d.backends && d.backends.ms / done,
     pgBackends: d.backends,
     ownTotalMsPerOp: d.backends && serverMsPerOp + d.backends.ms / done + (cpuMsPerOp.redis ?? 0),
@@ -1082,11 +1083,36 @@ async function executorInvoker(saver: SqliteSaver): Promise<(threadId: string) =
   };
 }
 
+/**
+ * graph.invoke as `inprocess`, with the chat model made to stream its tokens (a handler that prefers streaming, as the
+ * official server's runs and Hangar's have: the message is then the aggregate of its chunks): the same graph invoked
+ * as any wire-compatible server must run it, without a server.
+ */
+async function streamingInvoker(saver: SqliteSaver): Promise<(threadId: string) => Promise<unknown>> {
+  await loadInvoker(saver);
+  const { graph } = await import("../examples/src/chat.ts");
+  const { PreferStreaming } = await import("../src/runs/prefer-streaming.ts");
+  return (threadId) =>
+    graph.invoke(INPUT, { configurable: { thread_id: threadId }, callbacks: [new PreferStreaming()] });
+}
+
+const IN_PROCESS = {
+  inprocess: { invoker: loadInvoker, details: "graph.invoke in this process" },
+  "inprocess-stream": {
+    invoker: streamingInvoker,
+    details: "graph.invoke in this process, the chat model made to stream (as a server runs it)",
+  },
+  executor: {
+    invoker: executorInvoker,
+    details: "Hangar's executeRun in this process (no HTTP, no records)",
+  },
+} as const;
+
 async function benchInProcess(
   opts: Options,
   info: TargetInfo,
   results: PhaseResult[],
-  target: "inprocess" | "executor",
+  target: keyof typeof IN_PROCESS,
 ): Promise<void> {
   if (!opts.phases.includes(runWaitPhase)) {
     info.notes.push(`${target} has the run-wait phase only (not selected)`);
@@ -1097,11 +1123,8 @@ async function benchInProcess(
   process.once("exit", cleanup);
   const saver = SqliteSaver.fromConnString(join(dir, "checkpoints.sqlite"));
   try {
-    const invoke = target === "inprocess" ? await loadInvoker(saver) : await executorInvoker(saver);
-    info.details =
-      target === "inprocess"
-        ? `graph.invoke in this process, SqliteSaver on a file (${dir})`
-        : `Hangar's executeRun in this process (no HTTP, no records), SqliteSaver on a file (${dir})`;
+    const invoke = await IN_PROCESS[target].invoker(saver);
+    info.details = `${IN_PROCESS[target].details}, SqliteSaver on a file (${dir})`;
     log(`  ${target}: ${info.details}`);
     const op = async () => {
       const t0 = performance.now();
@@ -1303,6 +1326,11 @@ function ratios(results: PhaseResult[]): Ratio[] {
   // The floor of any wire-compatible server: Hangar's executor alone (see executorInvoker) over graph.invoke.
   ratio("executor CPU/run ÷ in-process CPU/run", rw("executor")?.serverMsPerOp, inproc?.serverMsPerOp);
   ratio("embedded CPU/run ÷ executor CPU/run", hangar?.serverMsPerOp, rw("executor")?.serverMsPerOp);
+  // The fair floor: the graph invoked as every wire-compatible server runs it (its model streaming).
+  const streamed = rw("inprocess-stream")?.serverMsPerOp;
+  ratio("in-process streaming CPU/run ÷ in-process CPU/run", streamed, inproc?.serverMsPerOp);
+  ratio("embedded CPU/run ÷ in-process streaming CPU/run", hangar?.serverMsPerOp, streamed);
+  ratio("pg1 total CPU/run ÷ in-process streaming CPU/run", rw("pg1")?.totalMsPerOp, streamed);
   for (const t of ["pg1", "pg2"] as const) {
     ratio(
       `${t} total CPU/run (incl. PostgreSQL + Redis) ÷ embedded`,
@@ -1376,6 +1404,8 @@ const USAGE = `Usage: npm run bench:cpu -- [options]
                          pg2        the same with 2 worker processes
                          peer       the official dev server (@langchain/langgraph-cli dev)
                          inprocess  graph.invoke in this process, SQLite file checkpointer (run-wait only)
+                         inprocess-stream  the same, the chat model made to stream its tokens as every server's
+                                    runs have it (run-wait only)
                          executor   Hangar's executeRun of the same graph in this process, its state read at
                                     the end; no HTTP, no records (run-wait only): a run's floor
   --only <phases>      comma-separated (default all): ${PHASE_IDS.join(", ")}
@@ -1458,7 +1488,8 @@ async function main(): Promise<number> {
       log(`\n== ${t}`);
       const i: TargetInfo = { setupErrors: {}, notes: [] };
       info[t] = i;
-      if (t === "inprocess" || t === "executor") await benchInProcess(opts, i, results, t);
+      if (t === "inprocess" || t === "inprocess-stream" || t === "executor")
+        await benchInProcess(opts, i, results, t);
       else await benchServer(t, opts, `cpu-${stamp}`, i, getMonitors, results);
     }
   } finally {
