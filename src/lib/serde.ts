@@ -6,8 +6,8 @@ function isPlainObject(v: object): boolean {
 }
 
 /**
- * Replaces objects that have `toDict()` (LangChain messages) with `{...data, type}`, copying only the
- * containers on the path to a replaced value. Done before JSON.stringify because stringify would otherwise
+ * Replaces objects that have `toDict()` (LangChain messages) with `{...data, type}`, also inside what an object's
+ * `toJSON()` gives (a Command's update), copying only the containers on the path to a replaced value. Done before JSON.stringify because stringify would otherwise
  * call each message's (costly) `toJSON()` first.
  */
 function prepare(v: unknown, depth = 0): unknown {
@@ -26,7 +26,13 @@ function prepare(v: unknown, depth = 0): unknown {
     }
     return out ?? v;
   }
-  if (!isPlainObject(v)) return v;
+  if (!isPlainObject(v)) {
+    // As JSON.stringify would, its toJSON() first (LangGraph's Command and Send give their fields), then the
+    // messages in what it gave (they would otherwise be LangChain's constructor form, not dicts).
+    if (typeof o.toJSON !== "function") return v;
+    const json = o.toJSON();
+    return json === v || json === null || typeof json !== "object" ? v : prepare(json, depth + 1);
+  }
   let out: Record<string, unknown> | undefined;
   for (const k in o) {
     const p = prepare(o[k], depth + 1);

@@ -86,6 +86,35 @@ describe("a LangChain project", () => {
       expect(lines(state.values)).toEqual([`human: ${ask}`, `ai: calls send_email ${JSON.stringify(args)}`]);
     });
 
+    it("in events mode, the messages in a node's Command or Send are message dicts, as the official server sends them", async () => {
+      const thread = await interrupted();
+      const events: { event: string; data: any }[] = [];
+      for await (const part of hangar.client.runs.stream(thread, graphId, {
+        command: { resume: { decisions: [{ type: "approve" }] } },
+        streamMode: "events",
+      }))
+        events.push(part);
+      // Somewhere in the run's events a node ended with a Command (or Send) carrying messages.
+      const carried: unknown[] = [];
+      const constructorForm: string[] = [];
+      const walk = (v: unknown, path: string): void => {
+        if (!v || typeof v !== "object") return;
+        const o = v as Record<string, any>;
+        if (o.lc === 1 && o.type === "constructor") constructorForm.push(path);
+        if (
+          (o.lg_name === "Command" || o.lg_name === "Send") &&
+          Array.isArray((o.update ?? o.args)?.messages)
+        )
+          carried.push(...(o.update ?? o.args).messages);
+        for (const [k, x] of Object.entries(o)) walk(x, `${path}/${k}`);
+      };
+      events.forEach((e, i) => walk(e.data, `#${i}`));
+      expect(carried.length).toBeGreaterThan(0);
+      for (const m of carried)
+        expect(m).toMatchObject({ type: expect.any(String), content: expect.anything() });
+      expect(constructorForm).toEqual([]);
+    });
+
     it("resumed with an approval (runs.wait), runs the tool with its arguments", async () => {
       const thread = await interrupted();
       const out = (await hangar.client.runs.wait(thread, graphId, {

@@ -161,7 +161,7 @@ describe("protocol v2 over HTTP", () => {
       { type: "human", content: "hi", id: expect.any(String) },
       {
         type: "ai",
-        content: [{ type: "text", text: expect.stringContaining("fake model") }],
+        content: [{ type: "text", text: expect.any(String) }],
         id: expect.any(String),
         response_metadata: expect.objectContaining({ finish_reason: "stop" }),
       },
