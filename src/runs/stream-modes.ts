@@ -25,9 +25,11 @@ const MODES: Record<RunStreamMode, ModeSpec> = {
   debug: same("debug"),
   checkpoints: same("checkpoints"),
   tasks: same("tasks"),
-  // The Agent Server's own message events, made from the chat models' callbacks and the root graph's values.
+  // The Agent Server's own message events, made from the chat models' callbacks and the root graph's values; with
+  // LangGraph's messages mode on, as the official server has it (its handler names the messages a tool node returns
+  // without an id `run-<run>-tool-<call>`, ids the thread's state then keeps), its chunks not sent.
   messages: {
-    graph: [],
+    graph: ["messages"],
     callbacks: true,
     events: ["messages/partial", "messages/complete", "messages/metadata"],
   },

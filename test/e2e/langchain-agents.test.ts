@@ -115,6 +115,21 @@ describe("a LangChain project", () => {
       expect(constructorForm).toEqual([]);
     });
 
+    it("streamed in messages mode, the tool's message has the id LangGraph's messages mode gives it, in the stream and the state", async () => {
+      const thread = await interrupted();
+      const completed: { id?: string; type?: string }[] = [];
+      for await (const part of hangar.client.runs.stream(thread, graphId, {
+        command: { resume: { decisions: [{ type: "approve" }] } },
+        streamMode: "messages",
+      }))
+        if (part.event === "messages/complete") completed.push(...(part.data as { id?: string }[]));
+      const tool = (await stateOf(hangar.client, thread)).messages.find((m) => m.type === "tool") as
+        { id?: string; tool_call_id?: string } | undefined;
+      // As the official server (its messages mode): `run-<run id>-tool-<tool call id>`, not a random id.
+      expect(tool?.id).toMatch(new RegExp(`^run-[0-9a-f-]{36}-tool-${tool?.tool_call_id}$`));
+      expect(completed.filter((m) => m.type === "tool").map((m) => m.id)).toEqual([tool?.id]);
+    });
+
     it("resumed with an approval (runs.wait), runs the tool with its arguments", async () => {
       const thread = await interrupted();
       const out = (await hangar.client.runs.wait(thread, graphId, {
