@@ -816,6 +816,18 @@ describe("listener deployments, the listener side and logs", () => {
     expect((await a.get(`/v2/deployments/${custom.body.id}`)).body.source_config.custom_url).toBe(
       "https://agents.example.com/one",
     );
+    // A URL naming this control plane's router (as deployments made before listeners reported theirs had) is not
+    // the deployment's own: the listener's replaces it.
+    const older = (await a.post("/v2/deployments", body(`docker-older-${randomUUID()}`))).body;
+    const routerUrl = `${cp.url}/deployments/${older.id}`;
+    expect(
+      (await a.patch(`/v2/deployments/${older.id}`, { source_config: { custom_url: routerUrl } })).status,
+    ).toBe(200);
+    expect((await a.get(`/v2/deployments/${older.id}`)).body.source_config.custom_url).toBe(routerUrl);
+    await a.patch(`/v2/listeners/${listener.id}/assignments/${older.id}`, { url: inCluster });
+    expect((await a.get(`/v2/deployments/${older.id}`)).body.source_config.custom_url).toBe(inCluster);
+    expect((await a.del(`/v2/deployments/${older.id}`)).status).toBe(204);
+    expect((await a.del(`/v2/listeners/${listener.id}/assignments/${older.id}`)).status).toBe(204);
     const badUrl = await a.patch(`/v2/listeners/${listener.id}/assignments/${d.id}`, { url: "file:///etc" });
     expect(badUrl.status).toBe(422);
     expect(badUrl.body.detail[0]).toMatchObject({ loc: ["body", "url"], msg: "must be an http(s) URL" });

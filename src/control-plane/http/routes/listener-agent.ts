@@ -110,8 +110,11 @@ export function listenerAgentRoutes(ctx: CpContext): FastifyPluginAsyncZod {
           throw revisionNotFound(active_revision_id);
         }
         // The cluster's address becomes the deployment's URL, unless it has one of its own (an external_docker
-        // deployment's, given by its user).
-        const address = url && !d.source_config.custom_url ? url : undefined;
+        // deployment's, given by its user). One made before listeners reported theirs may name this control plane's
+        // router, which never serves a listener's deployment: replaced too.
+        const current = d.source_config.custom_url;
+        const own = !!current && current !== `${ctx.publicUrl()}/deployments/${d.id}`;
+        const address = url && !own && url !== current ? url : undefined;
         const updated = await store.updateDeployment(d.id, {
           ...(active_revision_id ? { active_revision_id } : {}),
           ...(status ? { status } : {}),
