@@ -7,8 +7,8 @@ function isPlainObject(v: object): boolean {
 
 /**
  * Replaces objects that have `toDict()` (LangChain messages) with `{...data, type}`, also inside what an object's
- * `toJSON()` gives (a Command's update), copying only the containers on the path to a replaced value. Done before JSON.stringify because stringify would otherwise
- * call each message's (costly) `toJSON()` first.
+ * `toJSON()` gives (a Command's update), copying only the containers on the path to a replaced value. Done before
+ * JSON.stringify because stringify would otherwise call each message's (costly) `toJSON()` first.
  */
 function prepare(v: unknown, depth = 0): unknown {
   if (v === null || typeof v !== "object") return typeof v === "bigint" ? v.toString() : v;
