@@ -1,4 +1,5 @@
 // Builds a run's execution arguments (config, context, metadata, stream options) from the request and assistant.
+import { randomUUID } from "node:crypto";
 import type { RunBody, RunCreateStatelessT } from "./schemas.js";
 import type { Assistant, Json, Thread } from "../storage/types.js";
 import type { RunKwargs } from "./executor.js";
@@ -69,7 +70,9 @@ export function buildKwargs(
   if (configurable.user_id === undefined && configurable.langgraph_auth_user_id !== undefined) {
     configurable.user_id = configurable.langgraph_auth_user_id;
   }
-  if (threadId) configurable.thread_id = threadId;
+  // A stateless run names a thread nobody stores, as the official server's temporary thread (a node reading its
+  // config's thread_id, its messages' metadata, see one).
+  configurable.thread_id = threadId ?? randomUUID();
   // The checkpoint to start from, every key of it as given (a null `checkpoint_map` too, as the official server
   // assigns it), but its thread: the run's is the thread's.
   if ("checkpoint" in body && body.checkpoint) {

@@ -28,6 +28,17 @@ describe("stateless runs", () => {
     expect(events[0].event).toBe("metadata");
     expect(events[0].data.run_id).toMatch(/^[0-9a-f-]{36}$/);
     expect(events.some((e) => e.event === "error")).toBe(false);
+    // The run's config names a temporary thread, as the official server's does (its messages' metadata shows it),
+    // which is not stored.
+    const named = new Set(
+      events
+        .filter((e) => e.event === "messages")
+        .map((e) => (e.data as [unknown, { thread_id?: string }])[1].thread_id),
+    );
+    expect(named.size).toBe(1);
+    const [temporary] = [...named];
+    expect(temporary).toMatch(/^[0-9a-f-]{36}$/);
+    expect((await fetch(`${hangar.server.url}/threads/${temporary}`)).status).toBe(404);
     const updates = events.filter((e) => e.event === "updates");
     expect(updates.map((e) => Object.keys(e.data))).toEqual([["agent"]]);
     const messages = events.filter((e) => e.event === "messages");
