@@ -921,7 +921,7 @@ async function runPhase(run: PhaseRun): Promise<PhaseResult> {
     cpuMs: d.cpu,
     serverMsPerOp,
     totalMsPerOp: Object.values(cpuMsPerOp).reduce((s, v) => s + v, 0),
-    clientMsPerOp: target in IN_PROCESS ? undefined : d.clientMs / done,
+    clientMsPerOp: isInProcess(target) ? undefined : d.clientMs / done,
     pgBackendsMsPerOp: d.backends && d.backends.ms / done,
     pgBackends: d.backends,
     ownTotalMsPerOp: d.backends && serverMsPerOp + d.backends.ms / done + (cpuMsPerOp.redis ?? 0),
@@ -1107,6 +1107,9 @@ const IN_PROCESS = {
     details: "Hangar's executeRun in this process (no HTTP, no records)",
   },
 } as const;
+
+/** Whether a target runs in this process (no server). */
+const isInProcess = (t: string): t is keyof typeof IN_PROCESS => Object.hasOwn(IN_PROCESS, t);
 
 async function benchInProcess(
   opts: Options,
@@ -1488,8 +1491,7 @@ async function main(): Promise<number> {
       log(`\n== ${t}`);
       const i: TargetInfo = { setupErrors: {}, notes: [] };
       info[t] = i;
-      if (t === "inprocess" || t === "inprocess-stream" || t === "executor")
-        await benchInProcess(opts, i, results, t);
+      if (isInProcess(t)) await benchInProcess(opts, i, results, t);
       else await benchServer(t, opts, `cpu-${stamp}`, i, getMonitors, results);
     }
   } finally {

@@ -23,6 +23,12 @@ export interface ProtocolEvent {
 
 const INTERRUPT_KEY = "__interrupt__";
 
+/** A values event's state apart from its pending interrupts (`__interrupt__`); `values` undefined when empty. */
+function splitInterrupts(data: Record<string, unknown>): { raw: unknown; values?: Record<string, unknown> } {
+  const { [INTERRUPT_KEY]: raw, ...values } = data;
+  return { raw, values: Object.keys(values).length ? values : undefined };
+}
+
 /**
  * The official server's normalization of the state in an `updates` event (messages as the protocol shapes them:
  * a type, content blocks, tool calls, only what is set). @langchain/langgraph-api (pinned) does not export it by
@@ -36,6 +42,10 @@ const officialState = (await import(
     ),
   ).href
 )) as { normalizeProtocolStatePayload: (value: unknown) => unknown };
+
+/** A state as the protocol sends it: JSON-safe, then normalized as the official server does. */
+const protocolState = (value: unknown): unknown =>
+  officialState.normalizeProtocolStatePayload(toPlain(value));
 
 /**
  * What a raw event becomes, as the official server shapes it: the root graph's lifecycle named by the run's graph
@@ -77,19 +87,15 @@ export class ProtocolNormalizer {
     const data =
       params.data && typeof params.data === "object" ? (params.data as Record<string, unknown>) : null;
     if (method === "values" && data) {
-      const { [INTERRUPT_KEY]: raw, ...values } = data;
+      const { raw, values } = splitInterrupts(data);
       const out: ProtocolEvent[] = this.inputRequests(ev, raw);
       // An empty state is not sent (as the official server does).
-      if (Object.keys(values).length) {
-        const state = officialState.normalizeProtocolStatePayload(toPlain(values));
-        out.unshift({ ...ev, params: { ...params, data: state } });
-      }
+      if (values) out.unshift({ ...ev, params: { ...params, data: protocolState(values) } });
       return out;
     }
     if (method === "updates" && data && "values" in data) {
       if (data.node === INTERRUPT_KEY) return this.inputRequests(ev, data.values);
-      const values = officialState.normalizeProtocolStatePayload(toPlain(data.values));
-      return [{ ...ev, params: { ...params, data: values } }];
+      return [{ ...ev, params: { ...params, data: protocolState(data.values) } }];
     }
     if (method === "messages" && params.node !== undefined) {
       // The node is not named on message events (the official server leaves it out).
@@ -112,8 +118,7 @@ export function rootValues(ev: ProtocolEvent): unknown {
   if (ev.method !== "values" || ev.params.namespace.length !== 0) return undefined;
   const data = ev.params.data;
   if (!data || typeof data !== "object" || !(INTERRUPT_KEY in data)) return data;
-  const { [INTERRUPT_KEY]: _raw, ...values } = data as Record<string, unknown>;
-  return Object.keys(values).length ? values : undefined;
+  return splitInterrupts(data as Record<string, unknown>).values;
 }
 
 /** LangGraph's protocol event stream of a run. */
