@@ -14,6 +14,7 @@ import {
   EXIT,
   findByName,
   listDeployments,
+  normalizeName,
   resolveDeployment,
   type Deployment,
   type LogLine,
@@ -83,14 +84,6 @@ function connect(opts: CommonOptions, root: string): CpApi {
   }
   const tenantId = opts.tenantId || env.tenantId;
   return new CpApi({ hostUrl, apiKey, tenantId: tenantId || undefined });
-}
-
-/** A directory name as a deployment name: lowercase letters, digits and single dashes. */
-export function normalizeName(raw: string): string {
-  return raw
-    .toLowerCase()
-    .replace(/[^a-z0-9-]+/g, "-")
-    .replace(/^-+|-+$/g, "");
 }
 
 /** The deployment's name: `--name` (else the directory's) normalized as the official CLI does, told when changed. */

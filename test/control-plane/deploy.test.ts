@@ -236,6 +236,11 @@ describe("hangar deploy", () => {
     expect(d.name).toBe("chat-prod");
     expect(d.source_config.deployment_type).toBe("prod");
 
+    // Its other commands find it by the name given to `deploy` too.
+    const logs = await deploy(["logs", "--name", "Chat_Prod"], { env: withKey() });
+    expect(logs.stderr).not.toMatch(/No deployment named/);
+    expect(logs.code).toBe(0);
+
     const again = await deploy(["--name", "chat-prod", "--deployment-type", "dev"], { env: withKey() });
     expect(again.code).toBe(2);
     expect(again.stderr).toMatch(/is of type prod; its type cannot change/);

@@ -177,10 +177,27 @@ export async function findByName(api: CpApi, name: string): Promise<Deployment |
   return (await listDeployments(api, name)).find((d) => d.name === name);
 }
 
-/** A deployment by id, or by exact name when the argument is not a UUID. */
+/**
+ * A name as a deployment name, as the official CLI makes it: lowercase letters, digits and dashes, every other run
+ * of characters one dash, none at either end.
+ */
+export function normalizeName(raw: string): string {
+  return raw
+    .toLowerCase()
+    .replace(/[^a-z0-9-]+/g, "-")
+    .replace(/^-+|-+$/g, "");
+}
+
+/**
+ * A deployment by id, or by name when the argument is not a UUID: the name as given, else as `hangar deploy` makes
+ * it (`--name Chat_Prod` deploys `chat-prod`).
+ */
 export async function resolveDeployment(api: CpApi, idOrName: string): Promise<Deployment> {
   if (isUuid(idOrName)) return api.get<Deployment>(`/v2/deployments/${idOrName}`);
-  const d = await findByName(api, idOrName);
+  const normalized = normalizeName(idOrName);
+  const d =
+    (await findByName(api, idOrName)) ??
+    (normalized && normalized !== idOrName ? await findByName(api, normalized) : undefined);
   if (!d) throw new DeployError(`No deployment named '${idOrName}' on ${api.hostUrl}.`, EXIT.usage);
   return d;
 }
