@@ -20,6 +20,7 @@ import { installCors } from "./cors.js";
 import type { Logger } from "../lib/logger.js";
 import { setLoopbackAddress } from "../lib/loopback.js";
 import { fastifyLogging, logRequests } from "../lib/request-log.js";
+import { schemaCompilers } from "../lib/schema-compilers.js";
 import { uiRoutes } from "./ui.js";
 import { consoleRoutes, isConsolePath } from "./console.js";
 import { UserAppMount } from "./user-app.js";
@@ -44,9 +45,8 @@ export async function buildApp(ctx: ApiContext, log: Logger): Promise<FastifyIns
     forceCloseConnections: true,
     // A URL that does not percent-decode (e.g. an encoded lone surrogate) is a 422 {detail}, not Fastify's 400.
     frameworkErrors: frameworkErrorHandler,
+    schemaController: schemaCompilers(validatorCompiler, serializerCompiler),
   }).withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(validatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
   // A request the user's app hands back to Hangar's routes is logged once, as the user app's request.
   // Not logged twice: what the project's app hands back to Hangar, and the API requests made in-process (MCP, protocol v2).
   logRequests(app, log, { skip: (req) => (mount?.isForwarded(req) ?? false) || isInnerRequest(req) });

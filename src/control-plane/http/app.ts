@@ -24,6 +24,7 @@ import { logRoutes } from "./routes/logs.js";
 import { revisionRoutes } from "./routes/revisions.js";
 import { uploadPutRoute, uploadUrlRoutes } from "./routes/uploads.js";
 import { fastifyLogging, logRequests } from "../../lib/request-log.js";
+import { schemaCompilers } from "../../lib/schema-compilers.js";
 
 export const CP_VERSION: string = createRequire(import.meta.url)("../../../package.json").version;
 
@@ -87,9 +88,8 @@ export async function buildCpApp(
     ...fastifyLogging(ctx.log),
     forceCloseConnections: true,
     frameworkErrors: cpFrameworkErrors,
+    schemaController: schemaCompilers(cpValidatorCompiler, serializerCompiler),
   }).withTypeProvider<ZodTypeProvider>();
-  app.setValidatorCompiler(cpValidatorCompiler);
-  app.setSerializerCompiler(serializerCompiler);
   logRequests(app, ctx.log);
   installCpErrorHandler(app, ctx.log);
 
