@@ -36,7 +36,7 @@ import { StartupError } from "./lib/errors.js";
 import { openEmbeddedBackend } from "./backends/embedded.js";
 import type { Backend } from "./backends/types.js";
 import { protectSecretEnv, reconfigureLogging, rootLogger, type Logger } from "./lib/logger.js";
-import { fastifyLogging, logRequests } from "./lib/request-log.js";
+import { fastifyLogging, listen, logRequests } from "./lib/request-log.js";
 import { safeEqual } from "./lib/safe-equal.js";
 import { VERSION } from "./lib/version.js";
 import { webhookPolicy, type AddressPolicy } from "./runs/net-policy.js";
@@ -354,7 +354,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     const afterRecover = { run: () => {} };
     internalRoutes(app, backend, env.server.internalToken, () => afterRecover.run());
     try {
-      await app.listen({ host: opts.host, port: opts.port });
+      await listen(app, { host: opts.host, port: opts.port });
     } catch (e) {
       const err = e as NodeJS.ErrnoException;
       if (err.code === "EADDRINUSE") {

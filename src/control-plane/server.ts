@@ -13,6 +13,7 @@ import type { CpStore } from "./domain/types.js";
 import { parseSourceRoots } from "./domain/source-roots.js";
 import { settings, type ControlPlaneSettings } from "../lib/settings.js";
 import { ConfigError } from "../lib/errors.js";
+import { listen } from "../lib/request-log.js";
 import { pullConfig, type ImageSettings } from "./runtime/local/image.js";
 
 /** What a reconciler gets once the control plane listens. */
@@ -134,7 +135,7 @@ export async function startControlPlane(opts: ControlPlaneOptions): Promise<Cont
       ctx,
       opts.extraRoutes ? (a) => opts.extraRoutes!(a, { store, dataDir, log }) : undefined,
     );
-    await app.listen({ host: opts.host, port: opts.port });
+    await listen(app, { host: opts.host, port: opts.port });
     const address = app.server.address();
     const port = typeof address === "object" && address ? address.port : opts.port;
     publicUrl = (opts.publicUrl ?? `http://${urlHost(opts.host)}:${port}`).replace(/\/+$/, "");

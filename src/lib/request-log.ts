@@ -5,18 +5,33 @@ import type { Logger } from "./logger.js";
 
 /**
  * The Fastify options that route its logger to `log`, without its own request lines (`logRequests` writes
- * one per request). Fastify logs each address it listens on at info, repeating ours: it gets a child at
- * warn, unless LOG_LEVEL asks for debug or trace.
+ * one per request): a child of `log` at warn, or at `log`'s level when LOG_LEVEL asks for debug or trace (or
+ * for less than warn).
  */
 export function fastifyLogging(log: Logger): {
   loggerInstance: FastifyBaseLogger;
   logController: LogController;
 } {
-  const quiet = log.isLevelEnabled("debug") || !log.isLevelEnabled("warn");
+  const own = log.isLevelEnabled("debug") || !log.isLevelEnabled("warn");
   return {
-    loggerInstance: quiet ? log : log.child({}, { level: "warn" }),
+    loggerInstance: log.child({}, { level: own ? log.level : "warn" }),
     logController: new LogController({ disableRequestLogging: true }),
   };
+}
+
+/**
+ * `app.listen`, without the line Fastify logs at info for each address it listens on ("Server listening at"):
+ * the server says where it listens in its own line, and at LOG_LEVEL=debug Fastify's repeated it.
+ */
+export async function listen(app: FastifyInstance, opts: { host: string; port: number }): Promise<string> {
+  const level = app.log.level;
+  // Raised to warn only from below it (a server at error or silent stays so).
+  if (["trace", "debug", "info"].includes(level)) app.log.level = "warn";
+  try {
+    return await app.listen(opts);
+  } finally {
+    app.log.level = level;
+  }
 }
 
 export interface RequestLogOptions {

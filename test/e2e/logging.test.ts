@@ -149,3 +149,17 @@ describe("hangar serve, LOG_LEVEL and LOG_FORMAT from the project's env", () => 
     expect(out()).not.toMatch(/^\{/m);
   });
 });
+
+describe("LOG_LEVEL=debug", () => {
+  // In this process (startServer and the start-up lines as `hangar dev` logs them).
+  const hangar = useHangar({ config: CONFIG, env: { LOG_LEVEL: "debug", LOG_FORMAT: "pretty" } });
+
+  it("says where the server listens once: its own line, not Fastify's too", async () => {
+    expect((await fetch(`${hangar.server.url}/ok`)).status).toBe(200);
+    const out = () => hangar.server.output();
+    await vi.waitFor(() => expect(out()).toMatch(/INFO: GET \/ok 200/));
+    // (Before, Fastify's child logger was at debug too, and said "Server listening at" after the server's line.)
+    expect(out().match(/listening (on|at) http:\/\/127\.0\.0\.1:\d+/gi)).toHaveLength(1);
+    expect(out()).not.toMatch(/Server listening at/);
+  });
+});
