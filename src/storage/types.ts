@@ -326,8 +326,8 @@ export interface CronStore {
   /** When the next run of an enabled cron is due (milliseconds since the epoch), or null if none is. */
   nextDue(): Promise<number | null>;
   /**
-   * Moves a cron from the run date it was due at to the next one, only if nobody did meanwhile: true means
-   * this caller fires that date (exactly once, also with several processes).
+   * Moves a cron from the run date it was due at to the next one, only if nobody did meanwhile and it is still
+   * enabled: true means this caller fires that date (exactly once, also with several processes).
    */
   claim(id: string, dueAt: string, next: string | null): Promise<boolean>;
 }

@@ -34,11 +34,15 @@ describe("crons", () => {
       expect(runs[0].metadata?.cron_id).toBe(cron.cron_id);
       expect((t.metadata as Record<string, unknown>).cron_id).toBe(cron.cron_id);
     }
-    // Disabled, it stops firing: after the next scheduled second has passed, no new thread appears.
+    // Disabled, it stops firing. An execution whose date was claimed just before the update may still make its
+    // thread after it (seen on a loaded machine): at most that one; then, seconds later, no new thread at all.
     await client.crons.update(cron.cron_id, { enabled: false } as any);
     const before = (await threadsOf(cron.cron_id)).length;
     await new Promise((r) => setTimeout(r, 2_500));
-    expect((await threadsOf(cron.cron_id)).length).toBe(before);
+    const settled = (await threadsOf(cron.cron_id)).length;
+    expect(settled - before).toBeLessThanOrEqual(1);
+    await new Promise((r) => setTimeout(r, 2_500));
+    expect((await threadsOf(cron.cron_id)).length).toBe(settled);
     await client.crons.delete(cron.cron_id);
   });
 

@@ -716,6 +716,9 @@ describe("crons", () => {
     expect(await storage.crons.claim(due.cron_id, past, null)).toBe(false);
     expect(await storage.crons.claim(due.cron_id, next, null)).toBe(true);
     expect((await storage.crons.get(due.cron_id))!.next_run_date).toBeNull();
+    // A cron disabled after the scheduler read it as due: its date is not claimed.
+    expect(await storage.crons.claim(disabled.cron_id, past, next)).toBe(false);
+    expect((await storage.crons.get(disabled.cron_id))!.next_run_date).toBe(past);
   });
 });
 

@@ -146,9 +146,11 @@ export class PostgresCrons implements CronStore {
 
   async claim(id: string, dueAt: string, next: string | null): Promise<boolean> {
     if (!isUuid(id)) return false;
-    // One conditional UPDATE: of several processes claiming the same date, exactly one changes the row.
+    // One conditional UPDATE: of several processes claiming the same date, exactly one changes the row; none once
+    // the cron is disabled (after the scheduler read it as due).
     const res = await this.db.query(
-      `UPDATE ${this.t.crons} SET next_run_date = $1, updated_at = $2 WHERE cron_id = $3 AND next_run_date = $4`,
+      `UPDATE ${this.t.crons} SET next_run_date = $1, updated_at = $2
+       WHERE cron_id = $3 AND next_run_date = $4 AND enabled`,
       [next, now(), id, dueAt],
     );
     return res.rowCount === 1;

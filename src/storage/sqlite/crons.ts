@@ -149,7 +149,7 @@ export class SqliteCrons implements CronStore {
     this.begin();
     return (
       this.stmt(
-        "UPDATE crons SET next_run_date = ?, updated_at = ? WHERE cron_id = ? AND next_run_date = ?",
+        "UPDATE crons SET next_run_date = ?, updated_at = ? WHERE cron_id = ? AND next_run_date = ? AND enabled",
       ).run(next, now(), id, dueAt).changes === 1
     );
   }
