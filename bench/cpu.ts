@@ -16,8 +16,10 @@
  *   run-wait       POST /threads, then POST /threads/{id}/runs/wait            (the issue's "run")
  *   run-stream     POST /threads, then POST /threads/{id}/runs/stream, read to its end
  *   history        POST /threads/{id}/history of one thread with HISTORY_RUNS runs' checkpoints
- * `inprocess` has run-wait only: a new thread id, then graph.invoke. Each phase: a warm-up of 10% of n (not
- * counted), then n operations or PHASE_CAP_MS, whichever comes first (the count done is reported).
+ * `inprocess` has run-wait only: a new thread id, then graph.invoke. Each phase: a warm-up of 10% of n, or
+ * --warmup operations (not counted), then n operations or PHASE_CAP_MS, whichever comes first (the count done is
+ * reported). V8 keeps compiling a server's hot code for tens of seconds under load (three isolates with graph
+ * threads, each its own), so the default warm-up measures a fresh server; --warmup 5000 its steady state.
  *
  * CPU = user + system time of the server's whole process tree from /proc/<pid>/stat: the pids servers.ts
  * spawned and all their descendants, utime + stime + cutime + cstime (so that a child reaped meanwhile still
@@ -847,7 +849,7 @@ interface PhaseRun {
 async function runPhase(run: PhaseRun): Promise<PhaseResult> {
   const { target, phase, sampler, opts } = run;
   const { n, concurrency } = opts;
-  const warmup = Math.ceil(n * WARMUP_FRACTION);
+  const warmup = opts.warmup;
   const settledViews = async () => {
     await sleep(PG_STATS_SETTLE_MS);
     return sampler.views!();
@@ -865,7 +867,8 @@ async function runPhase(run: PhaseRun): Promise<PhaseResult> {
     minSamples: 0,
     op: warmOp,
     warmup,
-    warmupMaxMs: WARMUP_CAP_MS,
+    // A warm-up asked for by count runs to its count (within a phase's cap).
+    warmupMaxMs: opts.warmup === Math.ceil(n * WARMUP_FRACTION) ? WARMUP_CAP_MS : PHASE_CAP_MS,
     n: 0,
     maxMs: 0,
     hardMaxMs: 0,
@@ -950,6 +953,8 @@ interface Options {
   targets: CpuTarget[];
   phases: Phase[];
   n: number;
+  /** Operations before the measured ones (not counted): --warmup, else WARMUP_FRACTION of n. */
+  warmup: number;
   concurrency: number;
   quick: boolean;
 }
@@ -1412,7 +1417,9 @@ const USAGE = `Usage: npm run bench:cpu -- [options]
                          executor   Hangar's executeRun of the same graph in this process, its state read at
                                     the end; no HTTP, no records (run-wait only): a run's floor
   --only <phases>      comma-separated (default all): ${PHASE_IDS.join(", ")}
-  --n <count>          operations per phase (default ${DEFAULT_N}; warm-up ${WARMUP_FRACTION * 100}% more)
+  --n <count>          operations per phase (default ${DEFAULT_N})
+  --warmup <count>     operations before each phase's measured ones, not counted (default ${WARMUP_FRACTION * 100}% of n;
+                       a server's JIT compiles for tens of seconds: a larger warm-up measures its steady state)
   --quick              --n ${QUICK_N}
   --concurrency <c>    operations in flight (default ${DEFAULT_CONCURRENCY})
   -h, --help           this help
@@ -1427,6 +1434,7 @@ function parseCli(): Options {
       target: { type: "string" },
       only: { type: "string" },
       n: { type: "string" },
+      warmup: { type: "string" },
       quick: { type: "boolean", default: false },
       concurrency: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
@@ -1457,10 +1465,12 @@ function parseCli(): Options {
     if (!Number.isInteger(x) || x < 1) throw new UsageError(`--${name} takes a positive integer (got ${v})`);
     return x;
   };
+  const n = int("n", values.n, values.quick ? QUICK_N : DEFAULT_N);
   return {
     targets: CPU_TARGETS.filter((t) => asked.includes(t)),
     phases: PHASES.filter((p) => only.includes(p.id)),
-    n: int("n", values.n, values.quick ? QUICK_N : DEFAULT_N),
+    n,
+    warmup: int("warmup", values.warmup, Math.ceil(n * WARMUP_FRACTION)),
     concurrency: int("concurrency", values.concurrency, DEFAULT_CONCURRENCY),
     quick: values.quick,
   };
@@ -1476,7 +1486,7 @@ async function main(): Promise<number> {
   const logLevel = process.env.LOG_LEVEL;
   log(
     `Hangar CPU bench: targets ${opts.targets.join(", ")}, phases ${opts.phases.map((p) => p.id).join(", ")}, ` +
-      `n=${opts.n} (+${Math.ceil(opts.n * WARMUP_FRACTION)} warm-up), c=${opts.concurrency}, ` +
+      `n=${opts.n} (+${opts.warmup} warm-up), c=${opts.concurrency}, ` +
       `cap ${PHASE_CAP_MS / 1000} s/phase; LOG_LEVEL=${logLevel ?? "(unset)"}; ` +
       `load average ${loadStart.map((l) => l.toFixed(2)).join(" ")}`,
   );
@@ -1568,7 +1578,7 @@ async function main(): Promise<number> {
           n: opts.n,
           quick: opts.quick,
           concurrency: opts.concurrency,
-          warmupFraction: WARMUP_FRACTION,
+          warmup: opts.warmup,
           phaseCapMs: PHASE_CAP_MS,
           idleMs: IDLE_MS,
           historyRuns: HISTORY_RUNS,

@@ -207,6 +207,9 @@ function exitPromise(proc: ChildProcess): Promise<never> {
   );
 }
 
+/** Whether a process started with `env` executes runs on graph threads (HANGAR_GRAPH_THREADS, default 2). */
+const withGraphThreads = (env: NodeJS.ProcessEnv) => (env.HANGAR_GRAPH_THREADS ?? "2") !== "0";
+
 /**
  * Resolves with the URL a Hangar process prints ("... listening on <url>") once it answers GET /ok, and, for a
  * process that executes runs with graph threads (`graphThreads`), once they have loaded the graphs: they load them
@@ -226,7 +229,7 @@ async function waitListening(entry: Live, output: () => string, graphThreads = f
     })(),
   ]);
   await waitOk(url, 30_000);
-  if (graphThreads && (process.env.HANGAR_GRAPH_THREADS ?? "2") !== "0") {
+  if (graphThreads) {
     const deadline = Date.now() + 90_000;
     while (!/graph threads ready|no graph thread could load/.test(output())) {
       if (Date.now() > deadline) throw new Error("timed out after 90 s waiting for 'graph threads ready'");
@@ -290,7 +293,7 @@ export async function startHangar(
     { cwd: ROOT, env, logFile, dirs: [dataDir] },
   );
   try {
-    const url = await waitListening(entry, output, true);
+    const url = await waitListening(entry, output, withGraphThreads(env));
     return {
       name: "hangar",
       url,
@@ -507,7 +510,9 @@ export async function startCluster(name: PgTarget, stamp: string): Promise<Bench
     );
   };
   try {
-    const urls = await Promise.all(procs.map((p) => waitListening(p.entry, p.output, p.role !== "api")));
+    const urls = await Promise.all(
+      procs.map((p) => waitListening(p.entry, p.output, p.role !== "api" && withGraphThreads(env))),
+    );
     return {
       name,
       url: urls[0],
