@@ -159,6 +159,34 @@ describe("SseWriter framing", () => {
     ).toHaveLength(1);
   });
 
+  it("sends the events of one turn of the event loop in one write to the socket, when the turn ends", async () => {
+    const client = reader();
+    const res = await nextResponse();
+    const sse = new SseWriter(res);
+    const { text, ended } = await client;
+    // The socket's own writes (a Writable's _write / _writev: one system call each).
+    const socket = res.socket as unknown as Record<"_write" | "_writev", (...args: unknown[]) => unknown>;
+    let writes = 0;
+    for (const name of ["_write", "_writev"] as const) {
+      const original = socket[name].bind(socket);
+      socket[name] = (...args: unknown[]) => {
+        writes++;
+        return original(...args);
+      };
+    }
+    let expected = "";
+    for (let id = 0; id < 30; id++) {
+      sse.send(ev(id, "messages", [{ content: `token ${id}` }, { langgraph_node: "agent" }]));
+      expected += `event: messages\ndata: [{"content":"token ${id}"},{"langgraph_node":"agent"}]\nid: ${id}\n\n`;
+    }
+    expect(writes).toBe(0);
+    await turn();
+    expect(writes).toBe(1);
+    sse.end();
+    await ended;
+    expect(text()).toBe(expected);
+  });
+
   it("writes nothing after end(); a second end() does nothing", async () => {
     const client = reader();
     const sse = new SseWriter(await nextResponse());
