@@ -9,8 +9,7 @@ import {
   validatorCompiler,
   type ZodTypeProvider,
 } from "fastify-type-provider-zod";
-import { RawJson } from "../runs/json-cache.js";
-import { toJson } from "../lib/serde.js";
+import { RawJson, toJson } from "../lib/serde.js";
 import { enterEncryptionUser } from "../lib/encryption-context.js";
 import { assistantRoutes } from "./assistants.js";
 import type { ApiContext } from "./context.js";

@@ -46,7 +46,10 @@ export function toJson(value: unknown): string {
   return JSON.stringify(prepare(value)) ?? "null";
 }
 
-/** A value already serialized by toJson (elsewhere, e.g. on a graph thread): published as it is. */
+/**
+ * A value already serialized by toJson: an event's data from a graph thread, published as it is; a cached thread
+ * state or history, which the reply serializer sends as it is.
+ */
 export class RawJson {
   constructor(readonly json: string) {}
 }

@@ -1,9 +1,4 @@
-// A byte-bounded LRU of serialized JSON responses, and the wrapper that sends JSON text as it is.
-
-/** JSON text that the reply serializer sends unchanged. */
-export class RawJson {
-  constructor(readonly json: string) {}
-}
+// A byte-bounded LRU of serialized JSON responses (sent as they are: lib/serde.ts RawJson).
 
 export class JsonCache {
   private entries = new Map<string, string>();
