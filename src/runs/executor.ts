@@ -1,7 +1,7 @@
 // Executes one run of a graph and turns LangGraph's stream into the Agent Server's named events.
 import { Command, Send } from "@langchain/langgraph";
 import type { AnyGraph } from "../graphs/registry.js";
-import { serializeError } from "../lib/serde.js";
+import { RawJson, serializeError, toJson } from "../lib/serde.js";
 import type { Logger } from "../lib/logger.js";
 import { configToCheckpoint, taskConfigToCheckpoint } from "./state.js";
 import { durabilityOf } from "./kwargs.js";
@@ -112,6 +112,24 @@ const protocolGraphName = (kwargs: RunKwargs): string => {
   return String(configurable.graph_id ?? configurable.assistant_id ?? "root");
 };
 
+/** Chat models' stream metadata as JSON, by the metadata object (see streamMetaJson). */
+const metaJsonCache = new WeakMap<object, string>();
+
+/**
+ * A `messages` event's metadata as JSON, with `service_node` as the official server adds it: serialized once per
+ * model call, as LangGraph gives every token of a call the same metadata object (its messages handler keeps one per
+ * call and never changes it), and a streamed answer is dozens of tokens.
+ */
+function streamMetaJson(meta: Record<string, unknown> | undefined): string {
+  if (!meta) return toJson({ service_node: undefined });
+  let json = metaJsonCache.get(meta);
+  if (json === undefined) {
+    json = toJson({ ...meta, service_node: meta.langgraph_node });
+    metaJsonCache.set(meta, json);
+  }
+  return json;
+}
+
 export async function executeRun(
   graph: AnyGraph,
   kwargs: RunKwargs,
@@ -151,8 +169,8 @@ export async function executeRun(
     if (mode === "tasks") tasks.see(ns, data);
     if (mode === "messages") {
       if (!modes.has("messages-tuple")) return;
-      const [chunk, meta] = data as [unknown, Record<string, unknown>];
-      emit(name("messages", ns), [chunk, { ...meta, service_node: meta?.langgraph_node }]);
+      const [chunk, meta] = data as [unknown, Record<string, unknown> | undefined];
+      emit(name("messages", ns), new RawJson(`[${toJson(chunk)},${streamMetaJson(meta)}]`));
       return;
     }
     if (!modes.has(mode)) return;
