@@ -167,6 +167,9 @@ export class SseWriter {
   end(): void {
     if (this.closed) return;
     this.stop();
+    // end() sends what this turn wrote (it uncorks the connection fully): nothing is left to flush later, when the
+    // connection may already serve the client's next request.
+    this.corked = false;
     this.res.end();
     if (this.res.writableLength > 0) this.watch();
   }
