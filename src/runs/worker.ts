@@ -152,17 +152,20 @@ export class RunWorker {
     this.executing.set(run.run_id, ex);
     if (run.cancel_action) this.abort(ex, run.cancel_action);
     ex.finished = this.execute(ex).then(
-      (nextRunWaits) => this.ended(run, nextRunWaits),
+      (nextRunWaits) => this.ended(ex, nextRunWaits),
       (e) => {
         this.log.error({ ...runContext(run), err: e }, "run's worker failed after its end");
-        this.ended(run, undefined);
+        this.ended(ex, undefined);
       },
     );
   }
 
-  /** A run left this worker: a slot is free. */
-  private ended(run: ClaimedRun, nextRunWaits: boolean | undefined): void {
-    this.executing.delete(run.run_id);
+  /**
+   * A run's attempt left this worker: a slot is free. Its entry goes only if it is still this attempt's: a later
+   * attempt of the run (this one's lease lost and the run taken up again here) keeps its own.
+   */
+  private ended(ex: Executing, nextRunWaits: boolean | undefined): void {
+    if (this.executing.get(ex.run.run_id) === ex) this.executing.delete(ex.run.run_id);
     if (!this.queue.shared || this.backlog || nextRunWaits !== false) this.pump();
   }
 
