@@ -2,9 +2,8 @@
 import type { StateSnapshot } from "@langchain/langgraph";
 import type { GraphRegistry, AnyGraph } from "../graphs/registry.js";
 import { busy, conflict, invalidInput, notFound } from "../lib/errors.js";
-import { RawJson } from "../lib/serde.js";
 import { JsonCache } from "./json-cache.js";
-import { toJson, toPlain } from "../lib/serde.js";
+import { RawJson, toJson, toPlain } from "../lib/serde.js";
 import type { Json, Storage, Thread } from "../storage/types.js";
 import {
   EMPTY_STATE,
