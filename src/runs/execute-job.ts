@@ -288,8 +288,11 @@ export async function runFailed(deps: RunDeps, run: Run, e: unknown, attempt?: n
 }
 
 /**
- * A thread whose waiting runs were all cancelled before they started: no longer busy; interrupted if its
- * state has nodes to run next, error if its last run failed, idle otherwise.
+ * A thread whose waiting runs were all cancelled before they started: no longer busy; error if its last run
+ * failed; interrupted if its state has nodes to run next because the graph stopped there (an interrupt), idle
+ * otherwise. A state whose next nodes are the steps a cancel cut short (the run that wrote its checkpoint ended
+ * `interrupted`) leaves the thread idle, as that run's own end records when nothing waits: its end found a run
+ * waiting and kept the thread busy, or its lease expired and it was cancelled while waiting to be taken up again.
  */
 export async function settleThread(deps: RunDeps, threadId: string): Promise<void> {
   const thread = await deps.storage.threads.get(threadId);
@@ -301,7 +304,13 @@ export async function settleThread(deps: RunDeps, threadId: string): Promise<voi
     const configurable = { ...((config.configurable as Json | undefined) ?? {}), thread_id: threadId };
     const graph = await deps.graphs.get(graphId, { ...config, configurable });
     const snap = await graph.getState({ configurable: { thread_id: threadId } }).catch(() => null);
-    if (snap?.next.length) status = "interrupted";
+    if (snap?.next.length) {
+      const writer = (snap.metadata as { run_id?: unknown } | undefined)?.run_id;
+      const cut =
+        typeof writer === "string" &&
+        (await deps.storage.runs.get(threadId, writer))?.status === "interrupted";
+      if (!cut) status = "interrupted";
+    }
   }
   await deps.storage.threads.setState(threadId, { status });
 }

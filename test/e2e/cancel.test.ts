@@ -136,6 +136,28 @@ describe("POST /runs/cancel", () => {
     await expectStopped(thread_id, [running.run_id, pending.run_id], ["m:0"]);
   });
 
+  it("the running run stopped first, then the waiting one cancelled: the thread is idle, not interrupted", async () => {
+    // The running run's end finds a run waiting (delayed, so no worker takes it) and keeps the thread busy; the
+    // waiting run's cancel then settles the thread. Its state has a node to run next (the step the cancel cut
+    // short), yet the thread's last run was cancelled, not interrupted by the graph: idle, as if nothing had
+    // waited. (The order a cancel of both can take when the running run's end is recorded first.)
+    const { client } = hangar;
+    const { thread_id } = await client.threads.create();
+    const running = await startHeld(client, thread_id, "o", 1);
+    const delayed = await client.runs.create(thread_id, "steps", {
+      input: job({ label: "od", steps: 1 }),
+      afterSeconds: 3600,
+    });
+    await within("cancel with wait=true", client.runs.cancel(thread_id, running.run_id, true));
+    expect((await client.threads.get(thread_id)).status).toBe("busy");
+    expect((await client.threads.getState(thread_id)).next.length).toBeGreaterThan(0);
+
+    await client.runs.cancel(thread_id, delayed.run_id);
+    await waitForStatus(client, thread_id, delayed.run_id, ["interrupted"]);
+    expect((await client.threads.get(thread_id)).status).toBe("idle");
+    expect(await logNow(client, thread_id)).toEqual(["o:0"]);
+  });
+
   it("cancels by status: pending runs are cancelled, the running one goes on", async () => {
     const { client } = hangar;
     const { thread_id } = await client.threads.create();

@@ -142,6 +142,22 @@ describe("interrupts", () => {
     expect((await hangar.client.threads.get(threadId)).status).toBe("idle");
   });
 
+  it("a run queued on an interrupted thread and cancelled before it starts: the thread is interrupted again", async () => {
+    const threadId = await pausedThread("a queued resume");
+    // Delayed, so it is still waiting when it is cancelled; the thread is busy meanwhile.
+    const queued = await hangar.client.runs.create(threadId, "approval", {
+      command: { resume: "approved" },
+      afterSeconds: 3600,
+    });
+    expect((await hangar.client.threads.get(threadId)).status).toBe("busy");
+    await hangar.client.runs.cancel(threadId, queued.run_id);
+    expect((await hangar.client.runs.get(threadId, queued.run_id)).status).toBe("interrupted");
+    const thread = await hangar.client.threads.get(threadId);
+    expect(thread.status).toBe("interrupted");
+    expect(Object.values(thread.interrupts ?? {}).flat()).toHaveLength(1);
+    expect((await hangar.client.threads.getState(threadId)).next).toEqual(["review"]);
+  });
+
   it("interrupt_after pauses after a node; the next run continues to the interrupt", async () => {
     const { thread_id } = await hangar.client.threads.create();
     await hangar.client.runs.wait(thread_id, "approval", {

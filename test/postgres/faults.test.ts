@@ -29,8 +29,10 @@ import {
   logOf,
   markerLines,
   readUntil,
+  startHeld,
   waitFor,
   waitForLogEntry,
+  waitForStatus,
   within,
   type StepsValues,
 } from "../helpers/runs.ts";
@@ -38,6 +40,8 @@ import { parseSse, type RawSseEvent } from "../helpers/sse.ts";
 import { BIN, ROOT, noRetryClient } from "../helpers/server.ts";
 import { BOUND_MS } from "../helpers/wait.ts";
 import { PROTOCOL_CHANNELS } from "../helpers/protocol-channels.ts";
+import { PgRunQueue } from "../../src/runs/postgres-queue.ts";
+import type { RunStore } from "../../src/storage/types.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
@@ -365,6 +369,45 @@ describe("a worker SIGKILLed mid-run", () => {
       run_id: run.run_id,
       attempt: 2,
     });
+  });
+
+  it("a worker stalled past its lease: its run and the next, cancelled while the run waits to be taken up again, leave the thread idle", async () => {
+    const { api, workers, dep } = cluster;
+    dumpOnFailure(() => [api, ...workers]);
+    const client = api.client;
+    const { thread_id } = await client.threads.create();
+    const held = await startHeld(client, thread_id, "h", 1);
+    const waiting = await client.runs.create(thread_id, "steps", { input: job({ label: "hw", steps: 1 }) });
+    expect(waiting.status).toBe("pending");
+    const holderPid = Number((await runRow(dep, held.run_id))!.worker_id!.split(":").at(-2));
+    const holder = workers.find((w) => w.pid === holderPid)!;
+    // The workers stop answering, as on a machine too busy to run their heartbeats (every one, so that none
+    // takes the run up again before the cancel) ...
+    const alive = workers.filter((w) => !exited(w.proc));
+    for (const w of alive) process.kill(w.pid, "SIGSTOP");
+    try {
+      // ... the run's lease expires, and a sweep (what every worker's sweeper runs) queues it again.
+      const queue = new PgRunQueue(admin, dep.schema, null as unknown as RunStore);
+      await waitFor("the held run's lease to expire and a sweep to queue it again", async () =>
+        (await queue.sweepExpired(3)).requeued.includes(held.run_id),
+      );
+      expect(await runRow(dep, held.run_id)).toMatchObject({ status: "pending", attempt: 2 });
+      // Both are cancelled while they wait: the held run's steps so far stay, the waiting one never starts.
+      await client.runs.cancelMany({ threadId: thread_id, runIds: [held.run_id, waiting.run_id] });
+    } finally {
+      for (const w of alive) process.kill(w.pid, "SIGCONT");
+    }
+    for (const id of [held.run_id, waiting.run_id])
+      await waitForStatus(client, thread_id, id, ["interrupted"]);
+    // The stalled worker comes back, finds its lease lost and stops the run there; its end is not recorded.
+    await waitFor("the holder to let go of the run", () => holder.output().includes("run lease lost"));
+    expect((await client.threads.get(thread_id)).status).toBe("idle");
+    expect(await logNow(client, thread_id)).toEqual(["h:0"]);
+    const next = await valuesOf(
+      "a run after the cancel",
+      client.runs.wait(thread_id, "steps", { input: job({ label: "n", steps: 1 }) }),
+    );
+    expect(next.log).toEqual(["h:0", "n:0"]);
   });
 });
 
