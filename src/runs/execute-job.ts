@@ -312,7 +312,8 @@ export async function settleThread(deps: RunDeps, threadId: string): Promise<voi
       if (!cut) status = "interrupted";
     }
   }
-  await deps.storage.threads.setState(threadId, { status });
+  // A run admitted meanwhile (it marked the thread busy) keeps it busy: the status is decided under the thread's lock.
+  await deps.storage.threads.setState(threadId, { status, busyWhilePending: true });
 }
 
 /** After a run: the thread stream's run_done event and the webhook. */
