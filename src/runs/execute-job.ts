@@ -9,7 +9,6 @@ import type { Assistant, Json, Run, Storage, ThreadStateUpdate, ThreadStatus } f
 import type { Broker, EventSink } from "../streams/channel.js";
 import { runConfigMetadata, type RunKwargs, type RunOutcome } from "./executor.js";
 import { InProcessRunner, threadState as readThreadState, type GraphRunner } from "./graph-runner.js";
-import { toPlain } from "../lib/serde.js";
 import { isConnectionLost } from "../lib/errors.js";
 import { interruptsByTask, type ThreadStateJson } from "./state.js";
 import { sendWebhook } from "./webhook.js";
@@ -242,9 +241,8 @@ async function execute(deps: RunDeps, job: ExecJob): Promise<RunResult> {
     status,
     // Another run of the thread waiting to start (enqueued, or delayed by after_seconds) keeps it busy.
     busyWhilePending: status === "idle",
-    ...(state
-      ? { values: toPlain<Json>(state.values), interrupts: toPlain<Json>(interruptsByTask(state)) }
-      : {}),
+    // Plain JSON already (GraphRunResult.state): not copied again on the API thread.
+    ...(state ? { values: state.values as Json, interrupts: interruptsByTask(state) as Json } : {}),
     error: outcome.error ?? null,
   };
   // Fenced by the attempt: if this attempt lost its lease while the database was away and another took the run

@@ -5,6 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Logger } from "../lib/logger.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { snapshotToState, type ThreadStateJson } from "./state.js";
+import { toPlain } from "../lib/serde.js";
 
 /** One run of a graph, as the runner needs it. */
 export interface GraphRun {
@@ -19,8 +20,8 @@ export interface GraphRun {
 export interface GraphRunResult {
   outcome: RunOutcome;
   /**
-   * The thread's state once the run ended (values and interrupts as JSON), null when it could not be read, undefined
-   * when not read (stateless runs).
+   * The thread's state once the run ended, plain JSON (messages as dicts; a graph thread's crossed as such), null
+   * when it could not be read, undefined when not read (stateless runs).
    */
   state?: ThreadStateJson | null;
   /** Why the state could not be read. */
@@ -52,7 +53,7 @@ export async function threadState(
   threadId: string,
 ): Promise<ThreadStateJson> {
   const graph = await graphs.get(graphId, config);
-  return snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+  return toPlain(snapshotToState(await graph.getState({ configurable: { thread_id: threadId } })));
 }
 
 /** Runs graphs on the calling thread (the API's), as Hangar did before graph threads. */
@@ -76,7 +77,9 @@ export class InProcessRunner implements GraphRunner {
     const outcome = await executeRun(graph, job.kwargs, job.runId, signal, emit, log);
     if (job.threadId === null) return { outcome };
     try {
-      const state = snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } }));
+      const state = toPlain<ThreadStateJson>(
+        snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } })),
+      );
       return { outcome, state };
     } catch (e) {
       return { outcome, state: null, stateError: e as Error };

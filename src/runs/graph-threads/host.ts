@@ -175,7 +175,8 @@ export async function main(beforeProject: () => Promise<void>): Promise<void> {
           t: "done",
           id: m.id,
           outcome: { ...r.outcome, values: toPlain(r.outcome.values ?? null) },
-          state: r.state === undefined ? undefined : r.state && toPlain(r.state),
+          // Plain JSON already (InProcessRunner): it crosses as it is.
+          state: r.state,
           stateError: r.stateError?.message,
         }),
         (e): FromHost => ({ t: "crashed", id: m.id, message: (e as Error)?.stack ?? String(e) }),

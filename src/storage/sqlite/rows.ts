@@ -30,9 +30,20 @@ export function toThread(r: any): Thread {
     metadata: parseJson(r.metadata, {}),
     status: r.status,
     config: parseJson(r.config, {}),
-    values: parseJson(r.values, null),
+    values: null,
     interrupts: parseJson(r.interrupts, {}),
   };
+  // `values` (the thread's state, its largest field, growing with every run) is parsed when first read: most reads
+  // of a thread (authorization, a run's admission and join, its status) never look at it. It stays an enumerable
+  // own property in its place, read and written like any other.
+  const raw = r.values as string | null;
+  let values: Json | null | undefined;
+  Object.defineProperty(t, "values", {
+    enumerable: true,
+    configurable: true,
+    get: () => (values === undefined ? (values = parseJson(raw, null)) : values),
+    set: (v: Json | null) => (values = v),
+  });
   if (r.error != null) t.error = parseJson(r.error, null);
   return t;
 }
