@@ -47,6 +47,19 @@ export interface RunOutcome {
   /** Last full state of the root graph seen in the stream. */
   values: unknown;
   error?: { error: string; message: string };
+  /**
+   * The root graph's last checkpoint as LangGraph's `checkpoints` mode gave it (live objects: read on the thread that
+   * ran the graph, never sent on), when the run succeeded; see runs/end-state.ts.
+   */
+  lastCheckpoint?: CheckpointEvent;
+}
+
+/** A payload of LangGraph's `checkpoints` stream mode (the fields read here). */
+export interface CheckpointEvent {
+  config?: { configurable?: Record<string, unknown> };
+  values: unknown;
+  next: string[];
+  tasks: unknown[];
 }
 
 type Emit = (event: string, data: unknown) => void;
@@ -161,11 +174,13 @@ export async function executeRun(
   for (const k of Object.keys(options)) if (options[k] === undefined) delete options[k];
 
   let lastValues: unknown = undefined;
+  let lastCheckpoint: CheckpointEvent | undefined;
   const name = (mode: string, ns: string[]) => (sub && ns.length ? `${mode}|${ns.join("|")}` : mode);
 
   const tasks = new TaskNames();
   const handle = (ns: string[], mode: string, data: any) => {
     if (mode === "values" && ns.length === 0) lastValues = data;
+    if (mode === "checkpoints" && ns.length === 0 && Array.isArray(data?.next)) lastCheckpoint = data;
     if (mode === "tasks") tasks.see(ns, data);
     if (mode === "messages") {
       if (!modes.has("messages-tuple")) return;
@@ -211,7 +226,7 @@ export async function executeRun(
     } else {
       await streamWithEvents(graph, input, options, runId, modes, sub, handle, emit, split);
     }
-    return { status: "success", values: lastValues };
+    return { status: "success", values: lastValues, lastCheckpoint };
   } catch (e) {
     if (signal.aborted) return { status: "interrupted", values: lastValues };
     const node = tasks.failed(e);

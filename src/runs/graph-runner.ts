@@ -6,6 +6,7 @@ import type { Logger } from "../lib/logger.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { snapshotToState, type ThreadStateJson } from "./state.js";
 import { toPlain } from "../lib/serde.js";
+import { finishedRunState } from "./end-state.js";
 
 /** One run of a graph, as the runner needs it. */
 export interface GraphRun {
@@ -74,12 +75,15 @@ export class InProcessRunner implements GraphRunner {
         ? await this.graphs.getWith(job.graphId, job.kwargs.config, undefined)
         : await this.graphs.get(job.graphId, job.kwargs.config);
     started?.();
-    const outcome = await executeRun(graph, job.kwargs, job.runId, signal, emit, log);
+    // The last checkpoint's live objects stay here (a graph thread's result crosses to the API thread).
+    const { lastCheckpoint, ...outcome } = await executeRun(graph, job.kwargs, job.runId, signal, emit, log);
     if (job.threadId === null) return { outcome };
     try {
-      const state = toPlain<ThreadStateJson>(
-        snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } })),
-      );
+      const state =
+        finishedRunState(graph, job.threadId, job.runId, lastCheckpoint) ??
+        toPlain<ThreadStateJson>(
+          snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } })),
+        );
       return { outcome, state };
     } catch (e) {
       return { outcome, state: null, stateError: e as Error };

@@ -48,13 +48,16 @@ const spec = (mode: string): ModeSpec => MODES[mode as RunStreamMode] ?? { graph
 
 /** What executing a run with these modes asks of LangGraph. */
 export function graphStreaming(modes: Iterable<string>): {
-  /** LangGraph's stream modes: those of the modes, plus `values` (the run's output) and `tasks` (to name a failing node). */
+  /**
+   * LangGraph's stream modes: those of the modes, plus `values` (the run's output), `tasks` (to name a failing node)
+   * and `checkpoints` (the thread's state at the run's end, runs/end-state.ts).
+   */
   graphModes: Set<string>;
   /** Whether the run goes through streamEvents. */
   callbacks: boolean;
   protocol: boolean;
 } {
-  const graphModes = new Set<string>(["values", "tasks"]);
+  const graphModes = new Set<string>(["values", "tasks", "checkpoints"]);
   let callbacks = false;
   let protocol = false;
   for (const m of modes) {

@@ -7,14 +7,14 @@ import type { StreamEvent } from "../../src/streams/channel.ts";
 const ev = (event: string, data: unknown = {}): StreamEvent => ({ id: 0, event, data: JSON.stringify(data) });
 
 describe("stream modes", () => {
-  it("asks LangGraph for the modes' own modes, always values and tasks, and callbacks only where needed", () => {
+  it("asks LangGraph for the modes' own modes, always values, tasks and checkpoints, and callbacks only where needed", () => {
     expect(graphStreaming(["updates"])).toEqual({
-      graphModes: new Set(["values", "tasks", "updates"]),
+      graphModes: new Set(["values", "tasks", "checkpoints", "updates"]),
       callbacks: false,
       protocol: false,
     });
     expect(graphStreaming(["messages-tuple", "custom"]).graphModes).toEqual(
-      new Set(["values", "tasks", "messages", "custom"]),
+      new Set(["values", "tasks", "checkpoints", "messages", "custom"]),
     );
     expect(graphStreaming(["messages"]).callbacks).toBe(true);
     expect(graphStreaming(["events"]).callbacks).toBe(true);

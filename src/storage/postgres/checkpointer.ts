@@ -18,6 +18,7 @@ import { withRetry } from "./db.js";
 import { ident } from "./migrate.js";
 import type { StorageCipher } from "../encryption/cipher.js";
 import { CheckpointCrypto } from "../encryption/checkpoints.js";
+import { RecentPuts } from "../recent-puts.js";
 
 /** First key of the advisory lock held while the checkpointer's tables are set up (second: the schema). */
 const LOCK_CLASS = 0x48434b50; // "HCKP"
@@ -27,6 +28,8 @@ export class HangarPostgresSaver extends PostgresSaver {
   private tables: { checkpoints: string; blobs: string; writes: string };
 
   private crypto: CheckpointCrypto | undefined;
+  /** The checkpoints written last (runs/end-state.ts). */
+  readonly recentPuts = new RecentPuts();
 
   /**
    * @param onWrite told after each committed write (they may commit asynchronously: see WalFlusher)
@@ -135,9 +138,10 @@ export class HangarPostgresSaver extends PostgresSaver {
   ): Promise<RunnableConfig> {
     if (config.configurable === undefined) throw new Error('Missing "configurable" field in "config" param');
     const { thread_id, checkpoint_ns = "", checkpoint_id } = config.configurable;
+    const enriched = enrichMetadata(config, metadata);
     const [blobs, meta] = await Promise.all([
       this._dumpBlobs(thread_id, checkpoint_ns, checkpoint.channel_values, newVersions),
-      this._dumpMetadata(enrichMetadata(config, metadata)),
+      this._dumpMetadata(enriched),
     ]);
     // The library's writes (its blobs, then the checkpoint) in one statement instead of a transaction of
     // several: one round trip, atomic all the same.
@@ -169,6 +173,7 @@ export class HangarPostgresSaver extends PostgresSaver {
       ),
     );
     this.onWrite();
+    this.recentPuts.record(config, checkpoint, enriched);
     return { configurable: { thread_id, checkpoint_ns, checkpoint_id: checkpoint.id } };
   }
 

@@ -14,6 +14,7 @@ import type { WriteTracker } from "./write-tracker.js";
 import { statementCache } from "./rows.js";
 import type { StorageCipher } from "../encryption/cipher.js";
 import { CheckpointCrypto } from "../encryption/checkpoints.js";
+import { RecentPuts } from "../recent-puts.js";
 
 /**
  * Writes join the group-commit transaction (`begin` is called before each one) and touch the tracker. With a
@@ -21,6 +22,8 @@ import { CheckpointCrypto } from "../encryption/checkpoints.js";
  */
 export class HangarSqliteSaver extends SqliteSaver {
   private crypto: CheckpointCrypto | undefined;
+  /** The checkpoints written last (runs/end-state.ts). */
+  readonly recentPuts = new RecentPuts();
 
   constructor(
     db: Database.Database,
@@ -46,11 +49,16 @@ export class HangarSqliteSaver extends SqliteSaver {
     this.begin();
     this.tracker.touch(config.configurable?.thread_id);
     const enriched = enrichMetadata(config, metadata);
-    if (!this.crypto) return super.put(config, checkpoint, enriched);
-    const sealed = await this.crypto.sealMetadata(enriched);
-    // Sealing awaited: the write joins the group commit open now.
-    this.begin();
-    return super.put(config, checkpoint, sealed);
+    let written: RunnableConfig;
+    if (!this.crypto) written = await super.put(config, checkpoint, enriched);
+    else {
+      const sealed = await this.crypto.sealMetadata(enriched);
+      // Sealing awaited: the write joins the group commit open now.
+      this.begin();
+      written = await super.put(config, checkpoint, sealed);
+    }
+    this.recentPuts.record(config, checkpoint, enriched);
+    return written;
   }
 
   async getTuple(config: RunnableConfig): Promise<CheckpointTuple | undefined> {
