@@ -9,7 +9,8 @@
 import type { CheckpointEvent } from "./executor.js";
 import { recentPutsOf } from "../storage/recent-puts.js";
 import { toPlain } from "../lib/serde.js";
-import type { ThreadStateJson } from "./state.js";
+import { snapshotToState, type ThreadStateJson } from "./state.js";
+import type { StateSnapshot } from "@langchain/langgraph";
 
 /** Whether a compiled graph has channels that checkpoints leave out (LangGraph's UntrackedValue). */
 function hasUntracked(graph: unknown): boolean {
@@ -33,22 +34,18 @@ export function finishedRunState(
   // The thread's last write, made by this run: with durability "exit" the event names the last checkpoint written
   // before the run (the one made at exit has no event), so the state must be read back.
   if (typeof id !== "string" || put?.checkpointId !== id || put.metadata.run_id !== runId) return undefined;
-  const ref = (checkpointId: string) => ({
-    thread_id: threadId,
-    checkpoint_ns: "",
-    checkpoint_id: checkpointId,
-    checkpoint_map: null,
+  // The snapshot getState would give, into the ThreadState as every read makes it (snapshotToState).
+  const configOf = (checkpointId: string) => ({
+    configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: checkpointId },
   });
-  return toPlain<ThreadStateJson>({
+  const snapshot = {
     values: last.values ?? {},
     next: [],
     tasks: [],
-    metadata: { ...put.metadata, checkpoint_id: id },
-    created_at: put.ts,
-    checkpoint: ref(id),
-    parent_checkpoint: put.parentId ? ref(put.parentId) : null,
-    checkpoint_id: id,
-    parent_checkpoint_id: put.parentId,
-    interrupts: [],
-  });
+    metadata: put.metadata,
+    createdAt: put.ts,
+    config: configOf(id),
+    parentConfig: put.parentId ? configOf(put.parentId) : undefined,
+  };
+  return toPlain<ThreadStateJson>(snapshotToState(snapshot as unknown as StateSnapshot));
 }
