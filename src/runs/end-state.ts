@@ -20,12 +20,16 @@ function hasUntracked(graph: unknown): boolean {
   );
 }
 
-/** The plain ThreadState of a finished run, as getState would read it; undefined when it must be read back. */
+/**
+ * The plain ThreadState of a finished run, as getState would read it; undefined when it must be read back.
+ * `plainValues` gives the plain JSON of the checkpoint's values.
+ */
 export function finishedRunState(
   graph: unknown,
   threadId: string,
   runId: string,
   last: CheckpointEvent | undefined,
+  plainValues: (values: unknown) => unknown = toPlain,
 ): ThreadStateJson | undefined {
   // Taken whatever the run's end, so that nothing of the thread stays here once its run ended.
   const put = recentPutsOf((graph as { checkpointer?: unknown }).checkpointer)?.take(threadId);
@@ -39,7 +43,7 @@ export function finishedRunState(
     configurable: { thread_id: threadId, checkpoint_ns: "", checkpoint_id: checkpointId },
   });
   const snapshot = {
-    values: last.values ?? {},
+    values: {},
     next: [],
     tasks: [],
     metadata: put.metadata,
@@ -47,5 +51,8 @@ export function finishedRunState(
     config: configOf(id),
     parentConfig: put.parentId ? configOf(put.parentId) : undefined,
   };
-  return toPlain<ThreadStateJson>(snapshotToState(snapshot as unknown as StateSnapshot));
+  const state = toPlain<ThreadStateJson>(snapshotToState(snapshot as unknown as StateSnapshot));
+  // The values apart: the largest part, which the run has most often serialized already (graph-runner.ts).
+  state.values = last.values == null ? {} : plainValues(last.values);
+  return state;
 }

@@ -5,7 +5,6 @@
 import type { GraphRegistry } from "../graphs/registry.js";
 import { notFound } from "../lib/errors.js";
 import type { Logger } from "../lib/logger.js";
-import { toPlain } from "../lib/serde.js";
 import type { Json, Run, RunStatus, Storage, Thread } from "../storage/types.js";
 import type { Broker, EventSource } from "../streams/channel.js";
 import { admitRun, checkRunBody, keptRun, newRun, runAssistant, statefulRunTarget } from "./create.js";
@@ -222,8 +221,8 @@ export class RunEngine implements RunService {
       const r = await this.result(run);
       if (r.error) return { __error__: r.error };
       // As officially: the last `values` event of a run that streams them (a graph's output may differ from its
-      // state), else the thread's values.
-      if (streamsValues(run.kwargs) && r.output != null) return toPlain(r.output);
+      // state), else the thread's values. Plain JSON already (the runner's, or the broker's copy).
+      if (streamsValues(run.kwargs) && r.output != null) return r.output;
     } else if (run.status === "error" || run.status === "timeout") {
       const t = await this.storage.threads.get(threadId);
       return { __error__: t?.error ?? { error: "Error", message: "run failed" } };

@@ -5,7 +5,7 @@ import type { GraphRegistry } from "../graphs/registry.js";
 import type { Logger } from "../lib/logger.js";
 import { executeRun, type RunKwargs, type RunOutcome } from "./executor.js";
 import { snapshotToState, type ThreadStateJson } from "./state.js";
-import { toPlain } from "../lib/serde.js";
+import { RawJson, toJson, toPlain } from "../lib/serde.js";
 import { finishedRunState } from "./end-state.js";
 
 /** One run of a graph, as the runner needs it. */
@@ -19,6 +19,7 @@ export interface GraphRun {
 }
 
 export interface GraphRunResult {
+  /** Its `values` plain JSON (messages as dicts), as `state` (InProcessRunner). */
   outcome: RunOutcome;
   /**
    * The thread's state once the run ended, plain JSON (messages as dicts; a graph thread's crossed as such), null
@@ -57,6 +58,47 @@ export async function threadState(
   return toPlain(snapshotToState(await graph.getState({ configurable: { thread_id: threadId } })));
 }
 
+/**
+ * Two reads of a graph's channels with the same keys and, key by key, the same objects (the values stream and the
+ * last checkpoint read the channels apart, but a channel gives the same object while nothing writes it): their
+ * JSON is the same.
+ */
+function sameValues(a: unknown, b: unknown): boolean {
+  if (a === b) return true;
+  if (typeof a !== "object" || a === null || typeof b !== "object" || b === null) return false;
+  const ka = Object.keys(a);
+  if (ka.length !== Object.keys(b).length) return false;
+  return ka.every((k) => Object.hasOwn(b, k) && (a as never)[k] === (b as never)[k]);
+}
+
+/**
+ * A run's root `values` events, each serialized once as it is emitted (the stream publishes the text as it is); the
+ * run's output and its thread's state at its end are the last of them, taken from that text (a native JSON.parse)
+ * rather than serialized again: on a long thread (a chat's messages) each costs as much as the event.
+ */
+export class ValuesText {
+  private last: { values: unknown; json: string } | undefined;
+
+  emitting(emit: RunEmit): RunEmit {
+    return (event, data) => {
+      if (event !== "values" || typeof data !== "object" || data === null || data instanceof RawJson) {
+        emit(event, data);
+        return;
+      }
+      const json = toJson(data);
+      this.last = { values: data, json };
+      emit(event, new RawJson(json));
+    };
+  }
+
+  /** Plain JSON of values (messages as dicts). */
+  plain<T>(values: T): T {
+    if (values === undefined) return values;
+    const last = this.last;
+    return (last && sameValues(values, last.values) ? JSON.parse(last.json) : toPlain(values)) as T;
+  }
+}
+
 /** Runs graphs on the calling thread (the API's), as Hangar did before graph threads. */
 export class InProcessRunner implements GraphRunner {
   readonly threaded = false;
@@ -75,12 +117,24 @@ export class InProcessRunner implements GraphRunner {
         ? await this.graphs.getWith(job.graphId, job.kwargs.config, undefined)
         : await this.graphs.get(job.graphId, job.kwargs.config);
     started?.();
+    const values = new ValuesText();
+    const { lastCheckpoint, ...outcome } = await executeRun(
+      graph,
+      job.kwargs,
+      job.runId,
+      signal,
+      values.emitting(emit),
+      log,
+    );
     // The last checkpoint's live objects stay here (a graph thread's result crosses to the API thread).
-    const { lastCheckpoint, ...outcome } = await executeRun(graph, job.kwargs, job.runId, signal, emit, log);
+    const output = outcome.values;
+    outcome.values = values.plain(output);
     if (job.threadId === null) return { outcome };
     try {
       const state =
-        finishedRunState(graph, job.threadId, job.runId, lastCheckpoint) ??
+        finishedRunState(graph, job.threadId, job.runId, lastCheckpoint, (v) =>
+          sameValues(v, output) ? outcome.values : values.plain(v),
+        ) ??
         toPlain<ThreadStateJson>(
           snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } })),
         );

@@ -120,3 +120,29 @@ describe.each([
     expect(done.values.decision).toBe("approved");
   });
 });
+
+describe("a graph with input and output schemas", () => {
+  // Its run's answer is its last values event, whose channels are the state's (LangGraph's values stream: only
+  // invoke() narrows to the output schema), and the end state the run recorded is the one read back.
+  const annotated = useHangar({ config: "test/fixtures/schemas-project/langgraph.json" });
+
+  it("the run answers its last values, the thread records its whole state, as read back", async () => {
+    const { thread_id } = await annotated.client.threads.create();
+    const res = await fetch(`${annotated.server.url}/threads/${thread_id}/runs/wait`, {
+      method: "POST",
+      headers: { "content-type": "application/json" },
+      body: JSON.stringify({
+        assistant_id: "annotated",
+        input: { messages: [{ role: "user", content: "hi" }], topic: "tea" },
+      }),
+    });
+    expect(res.status, await res.clone().text()).toBe(200);
+    const output = await res.json();
+    const read = await (await fetch(`${annotated.server.url}/threads/${thread_id}/state`)).json();
+    expect(read.values).toMatchObject({ topic: "tea", count: 1, tags: ["tea"], done: true });
+    expect(output).toEqual(read.values);
+    const thread = await annotated.client.threads.get(thread_id);
+    expect(thread.values).toEqual(read.values);
+    expect(thread.status).toBe("idle");
+  });
+});

@@ -11,7 +11,6 @@ import { loadStoreIndex } from "../../storage/store-index.js";
 import type { GraphEntry } from "../../lib/settings/project.js";
 import type { StoreConfig } from "../../lib/settings/sections.js";
 import { serialize } from "../../streams/channel.js";
-import { toPlain } from "../../lib/serde.js";
 import { InProcessRunner } from "../graph-runner.js";
 import type { ToHost, FromHost } from "./protocol.js";
 import { RemoteDatabase } from "./remote-sqlite.js";
@@ -174,8 +173,9 @@ export async function main(beforeProject: () => Promise<void>): Promise<void> {
         (r): FromHost => ({
           t: "done",
           id: m.id,
-          outcome: { ...r.outcome, values: toPlain(r.outcome.values ?? null) },
-          // Plain JSON already (InProcessRunner): it crosses as it is.
+          // Plain JSON already (InProcessRunner): they cross as they are (the state's values and the outcome's are
+          // often one object, which crosses once).
+          outcome: { ...r.outcome, values: r.outcome.values ?? null },
           state: r.state,
           stateError: r.stateError?.message,
         }),
