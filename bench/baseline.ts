@@ -39,9 +39,11 @@ export async function loadBaseline(): Promise<Invoke> {
 
 /** One in-process run on a fresh thread; checks that it answered. */
 export async function invokeOnNewThread(invoke: Invoke): Promise<void> {
-  const values = (await invoke(randomUUID())) as { messages?: { getType?: () => string }[] };
+  const values = (await invoke(randomUUID())) as { messages?: { getType?: () => string; type?: string }[] };
   const last = values.messages?.[values.messages.length - 1];
-  if (last?.getType?.() !== "ai") throw new Error("baseline: last message is not an AI message");
+  // A message object, or its plain dict (Hangar's runner gives the values as JSON).
+  if ((last?.getType?.() ?? last?.type) !== "ai")
+    throw new Error("baseline: last message is not an AI message");
 }
 
 /** One timed in-process run on a fresh thread. */

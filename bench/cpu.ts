@@ -1050,40 +1050,43 @@ async function benchServer(
   }
 }
 
-/** The run-wait phase in this process: the chat graph with a SQLite file checkpointer, no HTTP. */
 /**
- * Hangar's own execution of a run, in this process, on the same graph and checkpointer as `inprocess`: the
- * executor as a `runs/wait` runs it (stream modes values and tasks, the chat model made to stream its tokens as the
- * official server does for every run, each event serialized as it would be for a stream) and the thread's state
- * read at the end, with no HTTP, no run or thread record and no log. What a run costs before the server's own work.
+ * Hangar's own execution of a run, in this process, on the same graph and SQLite file as `inprocess`: the server's
+ * runner (InProcessRunner, what a graph thread runs) as a `runs/wait` runs it (stream modes values and tasks, the chat
+ * model made to stream its tokens as the official server does for every run, each event serialized as it would be
+ * for a stream) and the thread's state at the end as the server takes it (runs/end-state.ts), on Hangar's saver (it
+ * records its writes for that), with no HTTP, no run or thread record, no log and no other thread. What a run costs
+ * before the server's own work.
  */
 async function executorInvoker(saver: SqliteSaver): Promise<(threadId: string) => Promise<unknown>> {
-  await loadInvoker(saver); // the project's env applied and the graph given the checkpointer
-  const { graph } = await import("../examples/src/chat.ts");
-  const { executeRun } = await import("../src/runs/executor.ts");
+  const { HangarSqliteSaver } = await import("../src/storage/sqlite/checkpointer.ts");
+  const { WriteTracker } = await import("../src/storage/sqlite/write-tracker.ts");
+  const { InProcessRunner } = await import("../src/runs/graph-runner.ts");
   const { serialize } = await import("../src/streams/channel.ts");
   const { createLogger } = await import("../src/lib/logger.ts");
-  const { snapshotToState } = await import("../src/runs/state.ts");
+  // Each write commits at once (the server groups them in one transaction per turn).
+  const hangarSaver = new HangarSqliteSaver(saver.db, () => {}, new WriteTracker());
+  await loadInvoker(hangarSaver); // the project's env applied and the graph given the checkpointer
+  const { graph } = await import("../examples/src/chat.ts");
+  // The registry's part the runner uses: the graph, bound to its checkpointer.
+  const graphs = { get: async () => graph, getWith: async () => graph };
+  const runner = new InProcessRunner(graphs as never);
   const silent = createLogger({ level: "silent" });
   const emit = (_event: string, data: unknown) => void serialize(data);
   return async (threadId) => {
-    const runId = randomUUID();
-    const kwargs = {
-      input: INPUT,
-      config: { configurable: { thread_id: threadId } },
-      stream_mode: ["values"],
-      subgraphs: false,
+    const job = {
+      graphId: GRAPH_ID,
+      runId: randomUUID(),
+      threadId,
+      kwargs: {
+        input: INPUT,
+        config: { configurable: { thread_id: threadId } },
+        stream_mode: ["values"],
+        subgraphs: false,
+      },
     };
-    const outcome = await executeRun(
-      graph as never,
-      kwargs,
-      runId,
-      new AbortController().signal,
-      emit,
-      silent,
-    );
-    if (outcome.status !== "success") throw new Error(`executor: run ended ${outcome.status}`);
-    snapshotToState(await graph.getState({ configurable: { thread_id: threadId } }));
+    const { outcome, state } = await runner.run(job as never, new AbortController().signal, emit, silent);
+    if (outcome.status !== "success" || !state) throw new Error(`executor: run ended ${outcome.status}`);
     return outcome.values;
   };
 }
@@ -1109,7 +1112,7 @@ const IN_PROCESS = {
   },
   executor: {
     invoker: executorInvoker,
-    details: "Hangar's executeRun in this process (no HTTP, no records)",
+    details: "Hangar's InProcessRunner in this process (no HTTP, no records)",
   },
 } as const;
 
@@ -1414,8 +1417,8 @@ const USAGE = `Usage: npm run bench:cpu -- [options]
                          inprocess  graph.invoke in this process, SQLite file checkpointer (run-wait only)
                          inprocess-stream  the same, the chat model made to stream its tokens as every server's
                                     runs have it (run-wait only)
-                         executor   Hangar's executeRun of the same graph in this process, its state read at
-                                    the end; no HTTP, no records (run-wait only): a run's floor
+                         executor   Hangar's runner of the same graph in this process, its end state as the
+                                    server takes it; no HTTP, no records (run-wait only): a run's floor
   --only <phases>      comma-separated (default all): ${PHASE_IDS.join(", ")}
   --n <count>          operations per phase (default ${DEFAULT_N})
   --warmup <count>     operations before each phase's measured ones, not counted (default ${WARMUP_FRACTION * 100}% of n;
