@@ -23,7 +23,8 @@
  * Each level: warmup (not recorded), then up to N operations or a time budget, whichever comes first
  * (but at least a minimum sample count, within a hard cap). Exit code 1 if anything failed or erred.
  * The environment is passed to both servers: e.g. `LOG_LEVEL=warn` quietens both servers' per-request logging
- * (the peer's default level is debug, Hangar's info: one line per request).
+ * (the peer's default level is debug, Hangar's info: one line per request), with HANGAR_GRAPH_THREADS=0 (with graph
+ * threads on, Hangar's start waits for their "ready" line, an info line).
  */
 import { mkdirSync, writeFileSync } from "node:fs";
 import { availableParallelism, cpus, loadavg } from "node:os";

@@ -273,6 +273,13 @@ export async function startHangar(
   const logFile = join(RESULTS_DIR, `${stamp}-hangar.log`);
   const env: NodeJS.ProcessEnv = { ...process.env, ...SCHEMAS_OFF, ...opts.env };
   delete env.PORT;
+  // The start waits for the graph threads' "ready" line (an info line), so that loading them is not measured.
+  if (withGraphThreads(env) && /^(warn|error|fatal|silent)$/i.test(env.LOG_LEVEL ?? "")) {
+    throw new Error(
+      `LOG_LEVEL=${env.LOG_LEVEL} hides the line saying the graph threads are ready, which the bench waits for: ` +
+        "use LOG_LEVEL=info, or HANGAR_GRAPH_THREADS=0",
+    );
+  }
   const t0 = performance.now();
   const { entry, output } = spawnLogged(
     process.execPath,
