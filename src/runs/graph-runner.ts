@@ -54,7 +54,14 @@ export async function threadState(
   config: RunKwargs["config"],
   threadId: string,
 ): Promise<ThreadStateJson> {
-  const graph = await graphs.get(graphId, config);
+  return readState(await graphs.get(graphId, config), threadId);
+}
+
+/** The thread's state read back from its last checkpoint (LangGraph's getState), as plain JSON. */
+async function readState(
+  graph: Awaited<ReturnType<GraphRegistry["get"]>>,
+  threadId: string,
+): Promise<ThreadStateJson> {
   return toPlain(snapshotToState(await graph.getState({ configurable: { thread_id: threadId } })));
 }
 
@@ -134,10 +141,7 @@ export class InProcessRunner implements GraphRunner {
       const state =
         finishedRunState(graph, job.threadId, job.runId, lastCheckpoint, (v) =>
           sameValues(v, output) ? outcome.values : values.plain(v),
-        ) ??
-        toPlain<ThreadStateJson>(
-          snapshotToState(await graph.getState({ configurable: { thread_id: job.threadId } })),
-        );
+        ) ?? (await readState(graph, job.threadId));
       return { outcome, state };
     } catch (e) {
       return { outcome, state: null, stateError: e as Error };
