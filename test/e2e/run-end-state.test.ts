@@ -123,7 +123,8 @@ describe.each([
 
 describe("a graph with input and output schemas", () => {
   // Its run's answer is its last values event, whose channels are the state's (LangGraph's values stream: only
-  // invoke() narrows to the output schema), and the end state the run recorded is the one read back.
+  // invoke() narrows to the output schema; the official dev server answers the same, differential.test's "runs"
+  // scenario), and the end state the run recorded is the one read back.
   const annotated = useHangar({ config: "test/fixtures/schemas-project/langgraph.json" });
 
   it("the run answers its last values, the thread records its whole state, as read back", async () => {

@@ -427,6 +427,21 @@ const runs: Scenario = {
       return client.runs.get(tid, created.run_id);
     });
     await s.step("state metadata of second", async () => (await client.threads.getState(tid)).metadata);
+
+    // A graph whose input and output schemas are narrower than its state: what a run answers and streams.
+    const narrowInput = { ...user("count me"), topic: "owls" };
+    await s.step("narrowed stateless wait", () => client.runs.wait(null, "narrowed", { input: narrowInput }));
+    const narrowed = await ownThread(s);
+    await s.step("narrowed wait", () => client.runs.wait(narrowed, "narrowed", { input: narrowInput }));
+    await s.stream(
+      "narrowed stream",
+      client.runs.stream(narrowed, "narrowed", { input: narrowInput, streamMode: ["values", "updates"] }),
+    );
+    await s.step("narrowed join", async () => {
+      const created = await client.runs.create(narrowed, "narrowed", { input: narrowInput });
+      return client.runs.join(narrowed, created.run_id);
+    });
+    await s.step("narrowed state", async () => (await client.threads.getState(narrowed)).values);
   },
 };
 
