@@ -31,6 +31,25 @@ export async function loadInvoker(checkpointer: BaseCheckpointSaver): Promise<In
   return (threadId) => graph.invoke(INPUT, { configurable: { thread_id: threadId } });
 }
 
+/**
+ * graph.invoke as `loadInvoker`'s, with the chat model made to stream its tokens (a handler that prefers streaming,
+ * as the official server's runs and Hangar's have: the message is then the aggregate of its chunks): the same graph
+ * invoked as any wire-compatible server must run it, without a server. `input` as the run's (default: the run-wait
+ * input).
+ */
+export async function loadStreamingInvoker(
+  checkpointer: BaseCheckpointSaver,
+): Promise<(threadId: string, input?: unknown) => Promise<unknown>> {
+  await loadInvoker(checkpointer);
+  const { graph } = await import("../examples/src/chat.ts");
+  const { PreferStreaming } = await import("../src/runs/prefer-streaming.ts");
+  return (threadId, input = INPUT) =>
+    graph.invoke(input as typeof INPUT, {
+      configurable: { thread_id: threadId },
+      callbacks: [new PreferStreaming()],
+    });
+}
+
 /** The baseline's invoker: the graph with a MemorySaver. */
 export async function loadBaseline(): Promise<Invoke> {
   invoker ??= await loadInvoker(new MemorySaver());

@@ -64,7 +64,7 @@ import { parseArgs } from "node:util";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import type { Redis } from "ioredis";
 import type pg from "pg";
-import { invokeOnNewThread, loadInvoker } from "./baseline.ts";
+import { invokeOnNewThread, loadInvoker, loadStreamingInvoker } from "./baseline.ts";
 import { postJsonSized, postSse } from "./client.ts";
 import { runLevel, runMain, summarise, UsageError } from "./measure.ts";
 import {
@@ -1091,23 +1091,10 @@ async function executorInvoker(saver: SqliteSaver): Promise<(threadId: string) =
   };
 }
 
-/**
- * graph.invoke as `inprocess`, with the chat model made to stream its tokens (a handler that prefers streaming, as the
- * official server's runs and Hangar's have: the message is then the aggregate of its chunks): the same graph invoked
- * as any wire-compatible server must run it, without a server.
- */
-async function streamingInvoker(saver: SqliteSaver): Promise<(threadId: string) => Promise<unknown>> {
-  await loadInvoker(saver);
-  const { graph } = await import("../examples/src/chat.ts");
-  const { PreferStreaming } = await import("../src/runs/prefer-streaming.ts");
-  return (threadId) =>
-    graph.invoke(INPUT, { configurable: { thread_id: threadId }, callbacks: [new PreferStreaming()] });
-}
-
 const IN_PROCESS = {
   inprocess: { invoker: loadInvoker, details: "graph.invoke in this process" },
   "inprocess-stream": {
-    invoker: streamingInvoker,
+    invoker: loadStreamingInvoker,
     details: "graph.invoke in this process, the chat model made to stream (as a server runs it)",
   },
   executor: {
