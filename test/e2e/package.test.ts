@@ -130,6 +130,22 @@ describe("installed in a fresh project", () => {
       );
       const values = await noRetryClient(url).runs.wait(null, "agent", { input: { input: "hi" } });
       expect(values).toEqual({ input: "hi", output: "v1:hi" });
+      // An MCP tool call, which the server answers through its own routes (fastify's inject, light-my-request) with
+      // the `cookie` a fresh install resolves (2.x on 2026-12-01, which asks for Node 22; the checkout pins 1.1.1 by
+      // an override that npm applies only in the root project): it works on this Node all the same (README).
+      const call = await fetch(`${url}/mcp`, {
+        method: "POST",
+        headers: { "content-type": "application/json", accept: "application/json, text/event-stream" },
+        body: JSON.stringify({
+          jsonrpc: "2.0",
+          id: 1,
+          method: "tools/call",
+          params: { name: "agent", arguments: { input: "hi" } },
+        }),
+      });
+      expect(call.status).toBe(200);
+      const answer = (await call.json()) as { result?: { structuredContent?: unknown } };
+      expect(answer.result?.structuredContent).toEqual({ input: "hi", output: "v1:hi" });
       // The web console ships prebuilt in the package: its page and the script it loads are served.
       const page = await fetch(`${url}/console/`);
       expect(page.status).toBe(200);
