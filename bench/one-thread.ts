@@ -110,9 +110,16 @@ async function queueRuns(server: BenchServer): Promise<{ ms: number }> {
   return { ms: performance.now() - t0 };
 }
 
+/** One run on another thread, untimed, on either server (the official dev server loads the graph at its first). */
+async function warmUp(server: BenchServer): Promise<void> {
+  const { thread_id } = await postJson<{ thread_id: string }>(`${server.url}/threads`, {});
+  await postJson(`${server.url}/threads/${thread_id}/runs/wait`, { assistant_id: "chat", input: input(0) });
+}
+
 async function hangar(i: number): Promise<Result> {
   const server = await startHangar(`one-thread-${i}`, { env: { HANGAR_GRAPH_THREADS: values.threads } });
   try {
+    await warmUp(server);
     const before = threadCpu(server.pid);
     const { ms } = await queueRuns(server);
     const after = threadCpu(server.pid);
@@ -137,9 +144,7 @@ async function hangar(i: number): Promise<Result> {
 async function peer(i: number): Promise<Result> {
   const server = await startPeer(`one-thread-peer-${i}`);
   try {
-    // A first run loads the graph (the dev server loads it lazily), untimed.
-    const { thread_id } = await postJson<{ thread_id: string }>(`${server.url}/threads`, {});
-    await postJson(`${server.url}/threads/${thread_id}/runs/wait`, { assistant_id: "chat", input: input(0) });
+    await warmUp(server);
     const before = groupCpu(server.pid);
     const { ms } = await queueRuns(server);
     const cpu = groupCpu(server.pid) - before;
