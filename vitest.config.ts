@@ -42,6 +42,8 @@ const EMBEDDED_ONLY = [
   "test/e2e/graph-threads-start.test.ts",
   // hangar backup/restore of the embedded data directory (PostgreSQL's: test/postgres/backup-pg-dump.test.ts).
   "test/e2e/backup-embedded.test.ts",
+  // One server per embedded data directory (a scale-out server has none).
+  "test/e2e/data-dir-lock.test.ts",
 ];
 
 /**

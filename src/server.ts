@@ -149,6 +149,7 @@ async function openBackend(
       resumableTtlMs,
       threadLogsCacheBytes: env.server.threadLogsCacheBytes,
       cipher,
+      exclusive: env.server.recoverOnStart,
     });
   }
   // Loaded only here: an embedded server never loads pg, ioredis or the PostgreSQL checkpointer.
@@ -406,16 +407,15 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
         await backend.drain();
         running.app.server.closeAllConnections();
         await closing;
-        await broker.close();
-        await storage.close();
+        // The broker, then the storage (and the embedded data directory's lock).
+        await opened.close();
       },
     };
   } catch (e) {
     await app?.close().catch(() => {});
     await schemasOf(graphs).close();
     await backend.drain().catch(() => {});
-    await broker.close().catch(() => {});
-    await storage.close().catch(() => {});
+    await opened.close().catch(() => {});
     throw e;
   }
 }

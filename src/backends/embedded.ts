@@ -1,5 +1,7 @@
 // The embedded backend: one process, SQLite in a data directory, the run queue and the event logs in memory.
+import { mkdirSync } from "node:fs";
 import type { Synchronous } from "../storage/sqlite/db.js";
+import { lockDataDir, type DirLock } from "../storage/sqlite/dir-lock.js";
 import { openSqliteStorage } from "../storage/sqlite/index.js";
 import type { StoreIndex } from "../storage/store-index.js";
 import type { StorageCipher } from "../storage/encryption/index.js";
@@ -18,14 +20,31 @@ export interface EmbeddedOptions {
   threadLogsCacheBytes: number;
   /** Encryption at rest; null: off. */
   cipher?: StorageCipher | null;
+  /**
+   * Whether to hold the data directory for this server alone (src/storage/sqlite/dir-lock.ts); false only for a
+   * successor revision the control plane starts beside its predecessor on the same data (HANGAR_RECOVER_ON_START
+   * false: it resumes nothing until told).
+   */
+  exclusive: boolean;
 }
 
 export function openEmbeddedBackend(opts: EmbeddedOptions): Backend {
-  const storage = openSqliteStorage(opts.dataDir, {
-    synchronous: opts.synchronous,
-    storeIndex: opts.storeIndex,
-    cipher: opts.cipher,
-  });
+  let lock: DirLock | undefined;
+  if (opts.exclusive) {
+    mkdirSync(opts.dataDir, { recursive: true });
+    lock = lockDataDir(opts.dataDir);
+  }
+  let storage: ReturnType<typeof openSqliteStorage>;
+  try {
+    storage = openSqliteStorage(opts.dataDir, {
+      synchronous: opts.synchronous,
+      storeIndex: opts.storeIndex,
+      cipher: opts.cipher,
+    });
+  } catch (e) {
+    lock?.release();
+    throw e;
+  }
   const broker = new StreamBroker(opts.resumableTtlMs, undefined, undefined, opts.threadLogsCacheBytes);
   return {
     storage,
@@ -34,8 +53,15 @@ export function openEmbeddedBackend(opts: EmbeddedOptions): Backend {
     graphThreads: { kind: "sqlite", ...storage.graphThreadAccess },
     where: opts.dataDir,
     close: async () => {
-      await broker.close();
-      await storage.close();
+      try {
+        await broker.close();
+      } finally {
+        try {
+          await storage.close();
+        } finally {
+          lock?.release();
+        }
+      }
     },
   };
 }

@@ -133,8 +133,11 @@ export async function openScaleOutBackend(opts: ScaleOutOptions): Promise<Backen
     },
     where: `${redactUrl(opts.databaseUrl)} (schema ${opts.schema}), ${redactUrl(opts.redisUrl)}`,
     close: async () => {
-      await broker.close();
-      await storage.close();
+      try {
+        await broker.close();
+      } finally {
+        await storage.close();
+      }
     },
   };
 }

@@ -14,6 +14,6 @@ export interface Backend {
   graphThreads: GraphThreadBackend;
   /** Where the data lives, for the start-up line: the data directory, or the database and Redis (no passwords). */
   where: string;
-  /** Closes the broker, then the storage. */
+  /** Closes the broker, then the storage (also when the broker's close failed). */
   close(): Promise<void>;
 }
