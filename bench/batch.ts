@@ -21,10 +21,11 @@
  *   50 ms), reported as (peak - before) / N per stream.
  */
 import { setMaxListeners } from "node:events";
-import { readdirSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { Agent } from "undici";
 import { getJson, getSse, postJson, postSse } from "./client.ts";
 import { mapConcurrent, summarise } from "./measure.ts";
+import { groupPids } from "./proc.ts";
 import {
   checkStream,
   checkValues,
@@ -446,22 +447,6 @@ export const pickupScenario: BatchScenario = {
 };
 
 // ---------- stream-fanout ----------
-
-/** The pids of process group `pgid` (from /proc). */
-function groupPids(pgid: number): number[] {
-  const out: number[] = [];
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf-8");
-      const pgrp = Number(stat.slice(stat.lastIndexOf(")") + 2).split(" ")[2]);
-      if (pgrp === pgid) out.push(Number(d));
-    } catch {
-      // gone meanwhile
-    }
-  }
-  return out;
-}
 
 /** VmRSS of `pids` summed, in KiB (a process that is gone counts 0). */
 function rssKiB(pids: number[]): number {

@@ -15,13 +15,14 @@
  * long thread (restoring and checkpointing its whole state each run) bounds how much cheaper one can be than another.
  */
 import { randomUUID } from "node:crypto";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, rmSync } from "node:fs";
 import { loadavg, tmpdir } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { SqliteSaver } from "@langchain/langgraph-checkpoint-sqlite";
 import { loadStreamingInvoker } from "./baseline.ts";
 import { getJson, postJson } from "./client.ts";
+import { groupCpuMs, threadCpu } from "./proc.ts";
 import { installCleanupHandlers, startHangar, startPeer, type BenchServer } from "./servers.ts";
 
 const { values } = parseArgs({
@@ -40,37 +41,6 @@ for (const t of targets)
 const RUNS = Number(values.runs);
 const REPEAT = Number(values.repeat);
 if (!(RUNS > 0) || !(REPEAT > 0)) throw new Error("--runs and --repeat take positive numbers");
-
-/** CPU (user + system, ms) of each thread of a process, by thread id. */
-function threadCpu(pid: number): Map<number, number> {
-  const out = new Map<number, number>();
-  for (const tid of readdirSync(`/proc/${pid}/task`)) {
-    try {
-      const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, "utf-8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      out.set(Number(tid), (Number(f[11]) + Number(f[12])) * 10);
-    } catch {
-      // The thread ended meanwhile.
-    }
-  }
-  return out;
-}
-
-/** CPU (user + system, ms) of every process of process group `pgid` (its threads included). */
-function groupCpu(pgid: number): number {
-  let ms = 0;
-  for (const d of readdirSync("/proc")) {
-    if (!/^\d+$/.test(d)) continue;
-    try {
-      const stat = readFileSync(`/proc/${d}/stat`, "utf-8");
-      const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-      if (Number(f[2]) === pgid) ms += (Number(f[11]) + Number(f[12])) * 10;
-    } catch {
-      // The process ended meanwhile.
-    }
-  }
-  return ms;
-}
 
 interface Result {
   target: Target;
@@ -145,9 +115,9 @@ async function peer(i: number): Promise<Result> {
   const server = await startPeer(`one-thread-peer-${i}`);
   try {
     await warmUp(server);
-    const before = groupCpu(server.pid);
+    const before = groupCpuMs(server.pid);
     const { ms } = await queueRuns(server);
-    const cpu = groupCpu(server.pid) - before;
+    const cpu = groupCpuMs(server.pid) - before;
     return { target: "peer", runsPerSec: (RUNS / ms) * 1000, cpuS: cpu / 1000 };
   } finally {
     await server.stop();

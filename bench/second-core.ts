@@ -8,19 +8,12 @@
  * Each server first runs `--warmup` runs, not measured: V8 compiles the hot code of each isolate (the API thread's
  * and every graph thread's) for seconds under load, work that would otherwise count against the threads.
  */
-import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { join } from "node:path";
 import { loadavg } from "node:os";
 import { ROOT, installCleanupHandlers, startHangar, type BenchServer } from "./servers.ts";
 import { postJson } from "./client.ts";
-
-/** User + system CPU of one process, all its threads (graph threads included), in ms (100 ticks per second). */
-function processCpuMs(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, "utf-8");
-  const f = stat.slice(stat.lastIndexOf(")") + 2).split(" ");
-  return (Number(f[11]) + Number(f[12])) * 10;
-}
+import { processCpuMs } from "./proc.ts";
 
 const { values } = parseArgs({
   options: {
