@@ -56,11 +56,7 @@ export function openEmbeddedBackend(opts: EmbeddedOptions): Backend {
       try {
         await broker.close();
       } finally {
-        try {
-          await storage.close();
-        } finally {
-          lock?.release();
-        }
+        await storage.close().finally(() => lock?.release());
       }
     },
   };
