@@ -1,5 +1,6 @@
 // Composes an Agent Server: project config, storage (embedded SQLite, or PostgreSQL + Redis for scale-out),
 // graphs, run manager, HTTP app; listens.
+import { existsSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -302,9 +303,16 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       fallback: new InProcessRunner(graphs),
     });
   };
+  // A start that fails (a graph's missing export, a port in use) leaves behind no data directory it created: once
+  // the backend is open this server holds the directory's lock, so what is in a new one is this start's alone.
+  const freshDataDir = !opts.cluster && !existsSync(dataDir);
   const opened = await openBackend(opts, env, dataDir, storeIndex, cipher, log);
-  const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {
+  const abandon = async () => {
     await opened.close().catch(() => {});
+    if (freshDataDir) rmSync(dataDir, { recursive: true, force: true });
+  };
+  const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {
+    await abandon();
     throw e;
   });
   const { storage, graphs, broker, runs } = backend;
@@ -415,7 +423,7 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
     await app?.close().catch(() => {});
     await schemasOf(graphs).close();
     await backend.drain().catch(() => {});
-    await opened.close().catch(() => {});
+    await abandon();
     throw e;
   }
 }

@@ -1,12 +1,12 @@
 // End-to-end tests of `hangar dev`: config and graph loading errors, busy port, graph export kinds, env loading,
 // and reload (rename-saves, a broken save, then its fix).
 import { spawn, type ChildProcess } from "node:child_process";
-import { cpSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
+import { cpSync, existsSync, readFileSync, renameSync, symlinkSync, writeFileSync } from "node:fs";
 import { createServer, type AddressInfo } from "node:net";
 import { basename, join } from "node:path";
 import { pathToFileURL } from "node:url";
 import { afterAll, beforeAll, describe, expect, it } from "vitest";
-import { BIN, ROOT, cleanupDir, noRetryClient, tempDir, useHangar } from "../helpers/server.ts";
+import { BIN, ROOT, cleanupDir, noRetryClient, startHangar, tempDir, useHangar } from "../helpers/server.ts";
 import { BOUND_MS, waitFor } from "../helpers/wait.ts";
 
 const FIXTURES = join(ROOT, "test/fixtures");
@@ -48,14 +48,18 @@ function runCli(args: string[], boundMs = BOUND_MS): Promise<{ code: number | nu
   });
 }
 
-/** `hangar dev` with a throwaway data dir and a free port, for cases that must fail at startup. */
-function runDev(config: string, extra: string[] = []) {
-  return runCli([
+/**
+ * `hangar dev` with a throwaway data dir (`dataDir`: not there before the start) and a free port, for cases that
+ * must fail at startup.
+ */
+async function runDev(config: string, extra: string[] = []) {
+  const dataDir = join(scratch(), "data");
+  const r = await runCli([
     "dev",
     "--config",
     config,
     "--data-dir",
-    scratch(),
+    dataDir,
     "--host",
     "127.0.0.1",
     "--port",
@@ -63,10 +67,14 @@ function runDev(config: string, extra: string[] = []) {
     "--no-reload",
     ...extra,
   ]);
+  return { ...r, dataDir };
 }
 
-/** `hangar dev` on a port another server holds (closed once it exited), with `extra` arguments. */
-async function devOnBusyPort(extra: string[]) {
+/**
+ * `hangar dev` on a port another server holds (closed once it exited), with `extra` arguments and `dataDir` (by
+ * default a directory that does not exist yet).
+ */
+async function devOnBusyPort(extra: string[], dataDir = join(scratch(), "data")) {
   const blocker = createServer();
   await new Promise<void>((res) => blocker.listen(0, "127.0.0.1", () => res()));
   const port = (blocker.address() as AddressInfo).port;
@@ -76,16 +84,19 @@ async function devOnBusyPort(extra: string[]) {
       "--config",
       PROJECT_CONFIG,
       "--data-dir",
-      scratch(),
+      dataDir,
       "--port",
       String(port),
       ...extra,
     ]);
-    return { ...r, port };
+    return { ...r, port, dataDir };
   } finally {
     await new Promise<void>((res) => blocker.close(() => res()));
   }
 }
+
+/** `hangar dev` serving the cli-project fixture on `dataDir` (a process of its own, as the failing starts are). */
+const runDevFor = (dataDir: string) => startHangar({ process: true, config: PROJECT_CONFIG, dataDir });
 
 function expectFailedExit(r: { code: number | null; output: string }) {
   expect(r.code, `expected a non-zero exit, output:\n${r.output}`).not.toBeNull();
@@ -123,6 +134,8 @@ describe.concurrent("startup errors", () => {
     expectFailedExit(r);
     expect(r.output).toContain("doesNotExistAnywhere");
     expect(r.output).toMatch(/fx_missing|graph\.ts/);
+    // The data directory this start created (its database opened before the graphs load) is gone with it.
+    expect(existsSync(r.dataDir)).toBe(false);
   });
 
   it("a graph spec pointing to a missing file names the file", async () => {
@@ -139,6 +152,22 @@ describe.concurrent("startup errors", () => {
     expectFailedExit(r);
     expect(r.output).toMatch(/in use|EADDRINUSE/i);
     expect(r.output).toContain(String(port));
+    expect(existsSync(r.dataDir)).toBe(false);
+  });
+
+  it("a start that fails keeps a data directory that was there before, with what it held", async () => {
+    const dataDir = join(scratch(), "data");
+    const first = await runDevFor(dataDir);
+    const thread = await first.client.threads.create({ metadata: { kept: "yes-5e1a" } });
+    await first.stop();
+    const r = await devOnBusyPort(["--host", "127.0.0.1", "--no-reload"], dataDir);
+    expectFailedExit(r);
+    const second = await runDevFor(dataDir);
+    try {
+      expect((await second.client.threads.get(thread.thread_id)).metadata).toEqual({ kept: "yes-5e1a" });
+    } finally {
+      await second.stop();
+    }
   });
 
   it("with reload on (the default), a first start that fails exits non-zero too", async () => {
