@@ -5,6 +5,9 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from "prom
 import { z } from "zod";
 import type { ApiContext } from "./context.js";
 
+/** How often the event loop's delay (hangar_nodejs_eventloop_lag_*) is sampled. */
+const EVENT_LOOP_SAMPLE_MS = 100;
+
 export class Metrics {
   readonly registry = new Registry();
   readonly runsFinished = new Counter({
@@ -27,7 +30,13 @@ export class Metrics {
   });
 
   constructor(queue: () => Promise<{ pending: number; running: number }>) {
-    collectDefaultMetrics({ register: this.registry, prefix: "hangar_" });
+    // The event loop's delay is sampled every EVENT_LOOP_SAMPLE_MS: prom-client's default (10 ms) woke an idle server
+    // 100 times a second, ~1% of a core each, which every deployment a control plane runs would pay while idle.
+    collectDefaultMetrics({
+      register: this.registry,
+      prefix: "hangar_",
+      eventLoopMonitoringPrecision: EVENT_LOOP_SAMPLE_MS,
+    });
     new Gauge({
       name: "hangar_runs_pending",
       help: "Runs waiting for their thread or a worker slot (queue depth)",

@@ -36,6 +36,10 @@ describe("metrics", () => {
     expect(text).toMatch(
       /hangar_http_request_duration_seconds_count\{method="POST",route="\/threads",status="200"\} \d+/,
     );
+    // The process's own: CPU, memory, and the event loop's delay (sampled every 100 ms, not prom-client's 10).
+    expect(sample(text, "hangar_process_cpu_seconds_total")).toBeGreaterThan(0);
+    expect(sample(text, "hangar_nodejs_heap_size_used_bytes")).toBeGreaterThan(0);
+    expect(sample(text, "hangar_nodejs_eventloop_lag_p99_seconds")).toBeGreaterThanOrEqual(0);
   });
 
   it("shows an open stream as a stream client, and answers JSON with format=json", async () => {
