@@ -147,11 +147,17 @@ export async function runServer(
     const log = rootLogger();
     announce(log, server, cluster, () => process.send?.({ hangar: "listening" }));
     let stopping = false;
-    const stop = async () => {
+    const stop = async (signal: NodeJS.Signals) => {
       // A second signal while closing exits at once.
-      if (stopping) process.exit(130);
+      if (stopping) {
+        log.warn(`hangar ${cmd}: ${signal} again: exiting now`);
+        process.exit(130);
+      }
       stopping = true;
-      await server.close().catch(() => {});
+      // Said, so that a slow stop is explained (the run engine then says which runs it lets finish).
+      log.info(`hangar ${cmd}: ${signal}: stopping`);
+      await server.close().catch((e: Error) => log.error({ err: e }, `hangar ${cmd}: error while stopping`));
+      log.info(`hangar ${cmd}: stopped`);
       process.exit(0);
     };
     process.on("SIGINT", stop);

@@ -8,10 +8,20 @@ import { registerTypeScript } from "./typescript.js";
 const program = new Command();
 program.name("hangar").description("Self-hostable platform for LangGraph.js agents").version(VERSION);
 
+/**
+ * A valid --port wins over PORT (even a malformed PORT, which the settings would refuse), and PORT then says the
+ * port asked for: to the settings, to the project's code, and to a process `dev` restarts.
+ */
+function portWins(command: Command): Command {
+  return command.hook("preAction", (_, action) => {
+    const port = action.opts<{ port?: string }>().port;
+    if (port !== undefined && /^\d+$/.test(port) && Number(port) <= 65535) process.env.PORT = port;
+  });
+}
+
 /** The options dev and serve share. */
 function serverCommand(name: string, description: string, defaultPort: string): Command {
-  return program
-    .command(name)
+  return portWins(program.command(name))
     .description(description)
     .option("-c, --config <path>", "path to langgraph.json", "./langgraph.json")
     .addOption(new Option("-p, --port <port>", `port to listen on (default ${defaultPort}, or $PORT)`))
@@ -132,8 +142,7 @@ imageCommand(
 
 // ---- control-plane
 
-const cp = program
-  .command("control-plane")
+const cp = portWins(program.command("control-plane"))
   .description("Run the control plane: deployments, revisions and listeners (API under /v2)")
   .addOption(new Option("-p, --port <port>", "port to listen on (default 8300, or $PORT)"))
   .option("--host <host>", "interface to listen on (0.0.0.0 for every interface)", "127.0.0.1")

@@ -31,9 +31,16 @@ afterAll(() => {
  * Runs `hangar <args>` to exit, like the harness's runHangar, but kills the process if it is still running
  * after a generous bound, so a server that wrongly starts cannot leak (the test then fails on the exit code).
  */
-function runCli(args: string[], boundMs = BOUND_MS): Promise<{ code: number | null; output: string }> {
+function runCli(
+  args: string[],
+  { boundMs = BOUND_MS, env }: { boundMs?: number; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; output: string }> {
   return new Promise((res) => {
-    const proc = spawn(process.execPath, [BIN, ...args], { cwd: ROOT, stdio: ["ignore", "pipe", "pipe"] });
+    const proc = spawn(process.execPath, [BIN, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ["ignore", "pipe", "pipe"],
+    });
     let out = "";
     proc.stdout!.on("data", (d) => (out += d));
     proc.stderr!.on("data", (d) => (out += d));
@@ -167,6 +174,24 @@ describe.concurrent("startup errors", () => {
       expect((await second.client.threads.get(thread.thread_id)).metadata).toEqual({ kept: "yes-5e1a" });
     } finally {
       await second.stop();
+    }
+  });
+
+  it("a malformed PORT stops a start without --port, naming it; --port wins over it", async () => {
+    const env = { ...process.env, PORT: "notaport" };
+    const refused = await runCli(
+      ["dev", "--config", PROJECT_CONFIG, "--data-dir", scratch(), "--no-reload"],
+      {
+        env,
+      },
+    );
+    expectFailedExit(refused);
+    expect(refused.output).toContain("PORT must be a port number (0-65535), got 'notaport'");
+    const server = await startHangar({ process: true, config: PROJECT_CONFIG, env: { PORT: "notaport" } });
+    try {
+      expect((await fetch(`${server.url}/ok`)).status).toBe(200);
+    } finally {
+      await server.stop();
     }
   });
 

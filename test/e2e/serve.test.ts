@@ -75,6 +75,10 @@ describe("hangar serve", () => {
       gate.open();
       await stopped;
       expect(first.output()).toMatch(/run finished: success/);
+      // The stop is said when it begins and when it is over.
+      expect(first.output()).toMatch(
+        /hangar serve: SIGTERM: stopping[^]*letting 1 running[^]*hangar serve: stopped/,
+      );
       // Nothing was left for the next start: the run ended where it began, with every step done once.
       const next = await startHangar({ process: true, command: "serve", config: RUNS_CONFIG, dataDir, env });
       try {

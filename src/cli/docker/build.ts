@@ -106,7 +106,7 @@ export async function runBuild(opts: BuildOptions, extraArgs: string[]): Promise
   const code = await buildImage(cmd, p, opts.tag, opts, extraArgs);
   if (code === 0) {
     console.error(
-      `Built ${opts.tag}. Run it: docker run -p 8000:8000 -v ${p.workdir.slice(6)}-data:/data ${opts.tag}`,
+      `Built ${opts.tag}. Run it: docker run -p 127.0.0.1:8000:8000 -v ${p.workdir.slice(6)}-data:/data ${opts.tag}`,
     );
   }
   return code;
