@@ -303,13 +303,23 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       fallback: new InProcessRunner(graphs),
     });
   };
-  // A start that fails (a graph's missing export, a port in use) leaves behind no data directory it created: once
-  // the backend is open this server holds the directory's lock, so what is in a new one is this start's alone.
+  // A start that fails (a graph's missing export, a port in use) leaves behind no data directory it created: what
+  // is in a new one is this start's alone. It is removed while the backend still holds the directory's lock (taken
+  // on every directory but a control plane's successor's, which exists before its start), so that no other server
+  // can have opened it meanwhile; a failure to remove it never hides the start's own error.
   const freshDataDir = !opts.cluster && !existsSync(dataDir);
   const opened = await openBackend(opts, env, dataDir, storeIndex, cipher, log);
   const abandon = async () => {
+    if (freshDataDir) {
+      try {
+        rmSync(dataDir, { recursive: true, force: true });
+      } catch (e) {
+        log.warn(
+          `hangar: could not remove the data directory ${dataDir} this start created: ${(e as Error).message}`,
+        );
+      }
+    }
     await opened.close().catch(() => {});
-    if (freshDataDir) rmSync(dataDir, { recursive: true, force: true });
   };
   const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {
     await abandon();

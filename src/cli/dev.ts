@@ -148,11 +148,9 @@ export async function runServer(
     announce(log, server, cluster, () => process.send?.({ hangar: "listening" }));
     let stopping = false;
     const stop = async (signal: NodeJS.Signals) => {
-      // A second signal while closing exits at once.
-      if (stopping) {
-        log.warn(`hangar ${cmd}: ${signal} again: exiting now`);
-        process.exit(130);
-      }
+      // A second signal while closing exits at once (with reload, the supervisor's SIGTERM follows the terminal's
+      // SIGINT to the whole process group).
+      if (stopping) process.exit(130);
       stopping = true;
       // Said, so that a slow stop is explained (the run engine then says which runs it lets finish).
       log.info(`hangar ${cmd}: ${signal}: stopping`);

@@ -75,7 +75,8 @@ describe("hangar serve", () => {
       gate.open();
       await stopped;
       expect(first.output()).toMatch(/run finished: success/);
-      // The stop is said when it begins and when it is over.
+      // The stop is said when it begins and when it is over (its last line may reach the pipe after the exit).
+      await waitFor("the stop to be said", () => /hangar serve: stopped/.test(first.output()));
       expect(first.output()).toMatch(
         /hangar serve: SIGTERM: stopping[^]*letting 1 running[^]*hangar serve: stopped/,
       );
