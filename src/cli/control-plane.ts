@@ -13,6 +13,7 @@ import { settings, SettingsError, type ControlPlaneSettings } from "../lib/setti
 import { rootLogger } from "../lib/logger.js";
 import { ensureConsoles } from "./consoles.js";
 import { setUpLogging } from "./logging.js";
+import { invalidPort, portFlag } from "./port.js";
 import { cpDatabase, DEFAULT_DATA_DIR, describeDatabase, reportedInOneLine } from "./cp-store.js";
 
 export interface RunOptions {
@@ -22,11 +23,6 @@ export interface RunOptions {
   publicUrl?: string;
   /** false with --no-reconcile: serve the API only (revisions stay QUEUED). */
   reconcile: boolean;
-}
-
-function parsePort(raw: string): number | undefined {
-  const n = Number(raw);
-  return /^\d+$/.test(raw) && n <= 65535 ? n : undefined;
 }
 
 /**
@@ -82,9 +78,9 @@ export async function runControlPlane(opts: RunOptions): Promise<number> {
     // A bad PORT is a usage error, as a bad --port (PORT is the group's first variable, so named first).
     return e.message.startsWith("PORT ") ? 2 : 1;
   }
-  const port = opts.port === undefined ? (env.port ?? 8300) : parsePort(opts.port);
+  const port = opts.port === undefined ? (env.port ?? 8300) : portFlag(opts.port);
   if (port === undefined) {
-    console.error(`hangar control-plane: invalid port "${opts.port}": expected 0-65535`);
+    console.error(`hangar control-plane: ${invalidPort(String(opts.port))}`);
     return 2;
   }
   if (!setUpLogging("control-plane", "json")) return 2;

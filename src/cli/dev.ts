@@ -7,6 +7,7 @@ import { SettingsError, loadSettings, settings } from "../lib/settings.js";
 import { GraphLoadError } from "../graphs/registry.js";
 import { rootLogger, type Logger } from "../lib/logger.js";
 import { setUpLogging } from "./logging.js";
+import { invalidPort, portFlag } from "./port.js";
 import { StartupError, startServer, type ClusterBackend, type RunningServer } from "../server.js";
 
 export interface DevOptions {
@@ -28,10 +29,7 @@ function parsePort(opts: { port?: string }, fallback: string): number | string {
       throw e;
     }
   }
-  const raw = opts.port;
-  const n = Number(raw);
-  if (!/^\d+$/.test(raw) || n > 65535) return `invalid port "${raw}": expected 0-65535`;
-  return n;
+  return portFlag(opts.port) ?? invalidPort(opts.port);
 }
 
 /** Validates the shared flags; a message (and exit code 2) when one is wrong. */

@@ -3,6 +3,7 @@
 import { Command, Option } from "commander";
 import { VERSION } from "../lib/version.js";
 import { DEFAULT_HOST_URL } from "./deploy/client.js";
+import { portFlag } from "./port.js";
 import { registerTypeScript } from "./typescript.js";
 
 const program = new Command();
@@ -15,7 +16,7 @@ program.name("hangar").description("Self-hostable platform for LangGraph.js agen
 function portWins(command: Command): Command {
   return command.hook("preAction", (_, action) => {
     const port = action.opts<{ port?: string }>().port;
-    if (port !== undefined && /^\d+$/.test(port) && Number(port) <= 65535) process.env.PORT = port;
+    if (port !== undefined && portFlag(port) !== undefined) process.env.PORT = port;
   });
 }
 
