@@ -1,6 +1,5 @@
 // Composes an Agent Server: project config, storage (embedded SQLite, or PostgreSQL + Redis for scale-out),
 // graphs, run manager, HTTP app; listens.
-import { existsSync, rmSync } from "node:fs";
 import { homedir } from "node:os";
 import { join } from "node:path";
 import Fastify, { type FastifyInstance } from "fastify";
@@ -303,24 +302,13 @@ export async function startServer(opts: ServerOptions): Promise<RunningServer> {
       fallback: new InProcessRunner(graphs),
     });
   };
-  // A start that fails (a graph's missing export, a port in use) leaves behind no data directory it created: what
-  // is in a new one is this start's alone. It is removed while the backend still holds the directory's lock (taken
-  // on every directory but a control plane's successor's, which exists before its start), so that no other server
-  // can have opened it meanwhile; a failure to remove it never hides the start's own error.
-  const freshDataDir = !opts.cluster && !existsSync(dataDir);
   const opened = await openBackend(opts, env, dataDir, storeIndex, cipher, log);
-  const abandon = async () => {
-    if (freshDataDir) {
-      try {
-        rmSync(dataDir, { recursive: true, force: true });
-      } catch (e) {
-        log.warn(
-          `hangar: could not remove the data directory ${dataDir} this start created: ${(e as Error).message}`,
-        );
-      }
-    }
-    await opened.close().catch(() => {});
-  };
+  // A start that fails (a graph's missing export, a port in use) leaves behind no data directory it created
+  // (Backend.abandon); a failure to clean up never hides the start's own error.
+  const abandon = () =>
+    opened
+      .abandon()
+      .catch((e: Error) => log.warn(`hangar: cleaning up after the failed start: ${e.message}`));
   const backend = await wire(opened, opts, env, webhooks, graphsFor, runnerFor, log).catch(async (e) => {
     await abandon();
     throw e;

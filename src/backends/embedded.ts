@@ -1,5 +1,5 @@
 // The embedded backend: one process, SQLite in a data directory, the run queue and the event logs in memory.
-import { mkdirSync } from "node:fs";
+import { mkdirSync, rmSync } from "node:fs";
 import type { Synchronous } from "../storage/sqlite/db.js";
 import { lockDataDir, type DirLock } from "../storage/sqlite/dir-lock.js";
 import { openSqliteStorage } from "../storage/sqlite/index.js";
@@ -30,8 +30,10 @@ export interface EmbeddedOptions {
 
 export function openEmbeddedBackend(opts: EmbeddedOptions): Backend {
   let lock: DirLock | undefined;
+  // The first directory this open created (the data directory or a parent of it), if any.
+  let created: string | undefined;
   if (opts.exclusive) {
-    mkdirSync(opts.dataDir, { recursive: true });
+    created = mkdirSync(opts.dataDir, { recursive: true });
     lock = lockDataDir(opts.dataDir);
   }
   let storage: ReturnType<typeof openSqliteStorage>;
@@ -46,17 +48,25 @@ export function openEmbeddedBackend(opts: EmbeddedOptions): Backend {
     throw e;
   }
   const broker = new StreamBroker(opts.resumableTtlMs, undefined, undefined, opts.threadLogsCacheBytes);
+  const close = async () => {
+    try {
+      await broker.close();
+    } finally {
+      await storage.close().finally(() => lock?.release());
+    }
+  };
   return {
     storage,
     queue: new MemoryRunQueue(storage),
     broker,
     graphThreads: { kind: "sqlite", ...storage.graphThreadAccess },
     where: opts.dataDir,
-    close: async () => {
+    close,
+    abandon: async () => {
       try {
-        await broker.close();
+        if (created) rmSync(created, { recursive: true, force: true });
       } finally {
-        await storage.close().finally(() => lock?.release());
+        await close();
       }
     },
   };

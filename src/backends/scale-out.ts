@@ -120,6 +120,13 @@ export async function openScaleOutBackend(opts: ScaleOutOptions): Promise<Backen
     await storage.close().catch(() => {});
     throw e;
   }
+  const close = async () => {
+    try {
+      await broker.close();
+    } finally {
+      await storage.close();
+    }
+  };
   return {
     storage,
     queue,
@@ -132,12 +139,8 @@ export async function openScaleOutBackend(opts: ScaleOutOptions): Promise<Backen
       wrote: () => storage.checkpointWritten(),
     },
     where: `${redactUrl(opts.databaseUrl)} (schema ${opts.schema}), ${redactUrl(opts.redisUrl)}`,
-    close: async () => {
-      try {
-        await broker.close();
-      } finally {
-        await storage.close();
-      }
-    },
+    close,
+    // Nothing to remove: its schema and Redis prefix outlive any one server.
+    abandon: close,
   };
 }

@@ -16,4 +16,9 @@ export interface Backend {
   where: string;
   /** Closes the broker, then the storage (also when the broker's close failed). */
   close(): Promise<void>;
+  /**
+   * For a start that failed: removes what opening the backend created (the embedded data directory, when this open
+   * made it: what is in it is that start's alone), while still holding it, then closes.
+   */
+  abandon(): Promise<void>;
 }
